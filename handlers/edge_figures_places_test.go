@@ -249,6 +249,7 @@ func TestEdgeFiguresSameInEveryPlace(t *testing.T) {
 				})
 				finals := edgeFinalsFromAnswers(t, env, run)
 				edgeFiguresRecomputed(t, env, run, rep, finals)
+				edgeMoreFiguresRecomputed(t, env, run, rep, finals)
 				edgeEscapedEverywhere(t, env, run)
 				edgeSameSeedSameBytes(t, env, ds, j, run)
 			})
@@ -451,7 +452,7 @@ func edgeFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep []byt
 			Unreadable                 int `json:"unreadable"`
 			Scored                     int `json:"scored"`
 			Rounds                     []struct {
-				Round  int               `json:"round"`
+				Round    int               `json:"round"`
 				Single   placesCorrelation `json:"single_round_pearson"`
 				Ensemble placesCorrelation `json:"ensemble_pearson"`
 			} `json:"rounds"`
@@ -705,7 +706,7 @@ func edgeSameSeedSameBytes(t *testing.T, env *testEnv, ds models.Dataset, j mode
 		built, err := report.Build(env.localCtx(), env.db, env.ws.ID, id)
 		must(t, err)
 		return map[string]string{"JSON export": string(rep), "API results": string(api),
-			"CSV": env.get(fmt.Sprintf("/runs/%d/export.csv", id)).Body.String(),
+			"CSV":               env.get(fmt.Sprintf("/runs/%d/export.csv", id)).Body.String(),
 			"shared report":     reportBody(t, env.get(link).Body.String()),
 			"downloaded report": reportBody(t, env.get(fmt.Sprintf("/runs/%d/report.html", id)).Body.String()),
 			"command line":      built.CorrelationTable()}
@@ -718,5 +719,189 @@ func edgeSameSeedSameBytes(t *testing.T, env *testEnv, ds models.Dataset, j mode
 	}
 	if !strings.Contains(a["JSON export"], `"seed": 40`) {
 		t.Errorf("the JSON export does not name the seed 40")
+	}
+}
+
+// edgeHumans are criterion ci's human ratings in dataset order.
+func edgeHumans(ci int) []*float64 {
+	out := make([]*float64, len(edgeIDs))
+	for i := range out {
+		switch ci {
+		case 0:
+			out[i] = edgeQ[i]
+		case 1:
+			out[i] = edgeF(3)
+		default:
+			if v, ok := edgeFew[i]; ok {
+				out[i] = edgeF(v)
+			}
+		}
+	}
+	return out
+}
+
+// edgeMoreFiguresRecomputed recomputes the rest of a criterion's figures
+// from the judge's scores (the fake judge's, which edgeFinalsFromAnswers
+// found in the stored answers) and the dataset's ratings: the correlation
+// within topics (the unweighted mean of each topic's coefficient, a
+// topic with fewer than 3 pairs or a constant side skipped); and, for
+// BatchEval, each round's batch bias and their mean over every batch
+// (|Σ s − Σ mean| / |b| over the batch's samples with a readable score in
+// the round and a final, method.md) and the ensemble decomposition
+// (method.md's Theorem 2 averaged over the rated samples with a readable
+// round, the ratings outside the judge's 1 to 5 mapped linearly from
+// their lowest and highest values onto it, as the note says).
+func edgeMoreFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep []byte, finals [][]*float64) {
+	t.Helper()
+	var ex struct {
+		Criteria []struct {
+			Name          string
+			MeanBatchBias *float64 `json:"mean_batch_bias"`
+			Rounds        []struct {
+				Round     int      `json:"round"`
+				BatchBias *float64 `json:"batch_bias"`
+			} `json:"rounds"`
+			Decomposition struct {
+				EnsembleErr  *float64 `json:"ensemble_error"`
+				MeanRoundErr *float64 `json:"mean_round_error"`
+				MeanVariance *float64 `json:"mean_variance"`
+				N            int      `json:"n"`
+				Note         string   `json:"note"`
+			} `json:"ensemble_decomposition"`
+			Grouped *struct {
+				Pearson, Spearman, Kendall *float64
+				Groups                     int
+				Skipped                    int `json:"skipped_groups"`
+				Ungrouped                  int `json:"samples_without_group"`
+			} `json:"grouped"`
+		} `json:"criteria"`
+	}
+	must(t, json.Unmarshal(rep, &ex))
+	near := func(a, b *float64) bool { return (a == nil) == (b == nil) && (a == nil || math.Abs(*a-*b) <= 1e-9) }
+	rows, err := env.db.ListDatasetRows(context.Background(), run.DatasetID, 0, 0)
+	must(t, err)
+	pos := map[int64]int{}
+	for i, r := range rows {
+		pos[r.ID] = i
+	}
+	var batches []models.RunBatch
+	must(t, env.db.Gorm.Where("run_id = ?", run.ID).Order("id").Find(&batches).Error)
+	mean := func(vs []float64) *float64 {
+		if len(vs) == 0 {
+			return nil
+		}
+		var sum float64
+		for _, v := range vs {
+			sum += v
+		}
+		return edgeF(sum / float64(len(vs)))
+	}
+	for ci, c := range ex.Criteria {
+		humans := edgeHumans(ci)
+		// Within topics.
+		g := c.Grouped
+		if g == nil {
+			t.Errorf("%s: no correlation within topics exported", c.Name)
+			continue
+		}
+		for _, m := range []struct {
+			name string
+			got  *float64
+			coef func(a, b []float64) float64
+		}{{"pearson", g.Pearson, textbookPearson}, {"spearman", g.Spearman, func(a, b []float64) float64 { return textbookPearson(averageRanks(a), averageRanks(b)) }},
+			{"kendall", g.Kendall, textbookTauB}} {
+			var coefs []float64
+			skipped := 0
+			for topic := range 3 {
+				var xs, ys []float64
+				for i := topic; i < len(edgeIDs); i += 3 {
+					if finals[ci][i] != nil && humans[i] != nil {
+						xs, ys = append(xs, *finals[ci][i]), append(ys, *humans[i])
+					}
+				}
+				r := math.NaN()
+				if len(xs) >= 3 {
+					r = m.coef(xs, ys)
+				}
+				if math.IsNaN(r) {
+					skipped++
+					continue
+				}
+				coefs = append(coefs, r)
+			}
+			if w := mean(coefs); !near(m.got, w) || g.Groups != len(coefs) || g.Skipped != skipped || g.Ungrouped != 0 {
+				t.Errorf("%s within topics, %s: exported %v over %d topics (%d skipped, %d without); recomputed %v over %d (%d skipped)", c.Name, m.name,
+					exportedOrNil(m.got), g.Groups, g.Skipped, g.Ungrouped, exportedOrNil(w), len(coefs), skipped)
+			}
+		}
+		if run.Method != models.MethodBatchEval {
+			continue
+		}
+		// Batch bias, each round's and the mean over every batch.
+		var all []float64
+		for r := range 3 {
+			var round []float64
+			for _, b := range batches {
+				if b.CriterionIndex != ci || b.Round != r {
+					continue
+				}
+				var ss, ms float64
+				k := 0
+				for _, id := range b.RowIDs {
+					i := pos[id]
+					if edgeUnreadable(i, r, true) || finals[ci][i] == nil {
+						continue
+					}
+					ss, ms, k = ss+edgeScore(i, ci, r), ms+*finals[ci][i], k+1
+				}
+				if k > 0 {
+					round = append(round, math.Abs(ss-ms)/float64(k))
+				}
+			}
+			all = append(all, round...)
+			if r >= len(c.Rounds) || c.Rounds[r].Round != r+1 || !near(c.Rounds[r].BatchBias, mean(round)) {
+				t.Errorf("%s round %d: exported batch bias %+v; recomputed %v", c.Name, r+1, c.Rounds, exportedOrNil(mean(round)))
+			}
+		}
+		if !near(c.MeanBatchBias, mean(all)) {
+			t.Errorf("%s: exported mean batch bias %v; recomputed %v", c.Name, exportedOrNil(c.MeanBatchBias), exportedOrNil(mean(all)))
+		}
+		// The ensemble decomposition, on the judge's scale.
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, h := range humans {
+			if h != nil {
+				lo, hi = math.Min(lo, *h), math.Max(hi, *h)
+			}
+		}
+		onScale := func(h float64) float64 { return h }
+		if (lo < 1 || hi > 5) && hi > lo {
+			onScale = func(h float64) float64 { return 1 + (h-lo)/(hi-lo)*4 }
+		}
+		var ens, roundErr, spread []float64
+		for i, h := range humans {
+			var ss []float64
+			for r := range 3 {
+				if !edgeUnreadable(i, r, true) {
+					ss = append(ss, edgeScore(i, ci, r))
+				}
+			}
+			if h == nil || len(ss) == 0 {
+				continue
+			}
+			y, m := onScale(*h), *mean(ss)
+			var e, v float64
+			for _, s := range ss {
+				e, v = e+(s-y)*(s-y), v+(s-m)*(s-m)
+			}
+			ens, roundErr, spread = append(ens, (m-y)*(m-y)), append(roundErr, e/float64(len(ss))), append(spread, v/float64(len(ss)))
+		}
+		d := c.Decomposition
+		if !near(d.EnsembleErr, mean(ens)) || !near(d.MeanRoundErr, mean(roundErr)) || !near(d.MeanVariance, mean(spread)) || d.N != len(ens) {
+			t.Errorf("%s: exported decomposition %v = %v − %v over %d; recomputed %v = %v − %v over %d", c.Name, exportedOrNil(d.EnsembleErr), exportedOrNil(d.MeanRoundErr),
+				exportedOrNil(d.MeanVariance), d.N, exportedOrNil(mean(ens)), exportedOrNil(mean(roundErr)), exportedOrNil(mean(spread)), len(ens))
+		}
+		if ci == 0 && !strings.Contains(d.Note, "mapped linearly from their lowest and highest values") {
+			t.Errorf("%s: the decomposition's note %q does not say the ratings were mapped onto the judge's scale", c.Name, d.Note)
+		}
 	}
 }
