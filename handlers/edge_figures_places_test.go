@@ -449,8 +449,9 @@ func edgeFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep []byt
 			Name                       string
 			Pearson, Spearman, Kendall placesCorrelation
 			Reading                    string
-			Unreadable                 int `json:"unreadable"`
-			Scored                     int `json:"scored"`
+			Entropy                    *float64 `json:"entropy_bits"`
+			Unreadable                 int      `json:"unreadable"`
+			Scored                     int      `json:"scored"`
 			Rounds                     []struct {
 				Round    int               `json:"round"`
 				Single   placesCorrelation `json:"single_round_pearson"`
@@ -578,18 +579,30 @@ func edgeFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep []byt
 			// from two of its three.
 			t.Errorf("%s: exported %d unreadable, %d scored; want 1 and %d", c.Name, c.Unreadable, c.Scored, len(edgeIDs)-1)
 		}
+		// The reading of the coefficients, in the export's words, in every
+		// place: how many samples were left out, or why the coefficients
+		// are undefined.
+		left := fmt.Sprintf("; %d samples without both scores were left out", c.Pearson.Missing)
+		if c.Pearson.Missing == 1 {
+			left = "; 1 sample without both scores was left out"
+		}
+		if !strings.Contains(c.Reading, left) {
+			t.Errorf("%s: the reading %q does not say %q", c.Name, c.Reading, left)
+		}
+		// A page writes a number's minus sign (" -0.23" reads " −0.23").
+		shown := regexp.MustCompile(`(^|[\s(])-(\d)`).ReplaceAllString(c.Reading, "${1}−${2}")
+		for p, body := range places {
+			cards := strings.Split(body, `data-testid="criterion-card"`)
+			if len(cards) != len(ex.Criteria)+1 || !strings.Contains(pageText(cards[ci+1]), shown) {
+				t.Errorf("%s, %s: no %q", p, c.Name, shown)
+			}
+		}
 		// An undefined coefficient says why, in every place, in the
 		// export's words.
 		if c.Pearson.Coef == nil {
 			want := map[string]string{"Flatness": "one side gave the same score to all 11 samples", "Fewness": "Too few samples to say (n = 2)"}[c.Name]
 			if want == "" || !strings.Contains(c.Reading, want) {
 				t.Errorf("%s: undefined, and the export's reading %q does not say %q", c.Name, c.Reading, want)
-			}
-			for p, body := range places {
-				cards := strings.Split(body, `data-testid="criterion-card"`)
-				if len(cards) != len(ex.Criteria)+1 || !strings.Contains(pageText(cards[ci+1]), c.Reading) {
-					t.Errorf("%s, %s: no %q", p, c.Name, c.Reading)
-				}
 			}
 			if !strings.Contains(cli, "undefined for "+c.Name+": "+c.Reading) {
 				t.Errorf("the command line does not say why %s is undefined (%q):\n%s", c.Name, c.Reading, cli)
@@ -598,8 +611,74 @@ func edgeFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep []byt
 			t.Errorf("%s: a Pearson r of %v", c.Name, *c.Pearson.Coef)
 		}
 	}
-	// No NaN, Inf or unformatted number anywhere.
+	// The entropy of the finals, binned to tenths: H = −Σ p log2 p.
+	for ci, c := range ex.Criteria {
+		counts, n := map[float64]float64{}, 0.0
+		for _, f := range finals[ci] {
+			if f != nil {
+				counts[math.Floor(*f/0.1+1e-9)]++
+				n++
+			}
+		}
+		var h float64
+		for _, k := range counts {
+			h -= k / n * math.Log2(k/n)
+		}
+		if c.Entropy == nil || math.Abs(*c.Entropy-h) > 1e-9 {
+			t.Errorf("%s: exported entropy %v bits; recomputed %v", c.Name, exportedOrNil(c.Entropy), h)
+		}
+	}
+	// The CSV: each sample's round scores (BatchEval) with an empty cell
+	// for an unreadable one, and its count of unreadable rounds.
 	csvBody := env.get(fmt.Sprintf("/runs/%d/export.csv", run.ID)).Body.String()
+	recs, err := csv.NewReader(strings.NewReader(csvBody)).ReadAll()
+	must(t, err)
+	for ci, name := range edgeNames {
+		col := func(h string) int {
+			for k, x := range recs[0] {
+				if x == name+" "+h {
+					return k
+				}
+			}
+			t.Fatalf("the CSV has no column %q: %q", name+" "+h, recs[0])
+			return -1
+		}
+		for i := range edgeIDs {
+			rec, unreadable := recs[i+1], 0
+			for r := range 3 {
+				if edgeUnreadable(i, r, batched) {
+					unreadable++
+				}
+				if !batched {
+					continue
+				}
+				want := strconv.FormatFloat(edgeScore(i, ci, r), 'f', -1, 64)
+				if edgeUnreadable(i, r, true) {
+					want = ""
+				}
+				if got := rec[col(fmt.Sprintf("round %d", r+1))]; got != want {
+					t.Errorf("the CSV's %s round %d of sample %d: %q, want %q", name, r+1, i, got, want)
+				}
+			}
+			if !batched {
+				// One score a sample: unreadable when none of its answers is.
+				unreadable = map[bool]int{true: 1}[i == 3]
+			}
+			if got := rec[col("unreadable rounds")]; got != strconv.Itoa(unreadable) {
+				t.Errorf("the CSV's %s unreadable rounds of sample %d: %q, want %d", name, i, got, unreadable)
+			}
+		}
+	}
+	if !batched {
+		// Per criterion 36 answers sampled, 4 unreadable (sample 3's
+		// three, one of sample 5's), in every place.
+		sampled := make([][2]int, len(edgeNames))
+		for ci := range sampled {
+			sampled[ci] = [2]int{3 * len(edgeIDs), 4}
+		}
+		sampledAnswersInEveryPlace(t, env, run, sampled)
+	}
+	// No NaN, Inf or unformatted number anywhere.
 	for what, body := range map[string]string{"JSON export": string(rep), "CSV": csvBody, "command line": cli} {
 		places[what] = body
 	}
