@@ -38,10 +38,13 @@ var (
 		"s06", "s07", "s08", "s09", "s10", "s11"}
 	edgeTexts = []string{"=1+1", "<script>alert('x')</script> & <b>bold</b>", "+SUM(1,2)", "@here", "-2+3 is five", "plain",
 		"=HYPERLINK(\"http://evil\")", "\"quoted\", with a comma", "<img src=x onerror=alert(2)>", "ok", "fine", "last"}
-	edgeQ     = []*float64{edgeF(-2.5), edgeF(0.75), nil, edgeF(1.5), edgeF(-1), edgeF(2.25), nil, edgeF(0.75), edgeF(-2.5), edgeF(3), edgeF(1.5), edgeF(2.25)}
-	edgeFew   = map[int]float64{0: 2, 2: 4, 3: 5}
-	edgeNames = []string{"Quality", "Flatness", "Fewness"}
-	edgeCols  = []string{"q", "flat", "few"}
+	edgeQ   = []*float64{edgeF(-2.5), edgeF(0.75), nil, edgeF(1.5), edgeF(-1), edgeF(2.25), nil, edgeF(0.75), edgeF(-2.5), edgeF(3), edgeF(1.5), edgeF(2.25)}
+	edgeFew = map[int]float64{0: 2, 2: 4, 3: 5}
+	// edgeSpread is how far the annotators q@r1 and q@r2 rate sample i
+	// below and above q: edgeSpread[i%3].
+	edgeSpread = []float64{-0.5, 0, 0.75}
+	edgeNames  = []string{"Quality", "Flatness", "Fewness"}
+	edgeCols   = []string{"q", "flat", "few"}
 	// edgeBase is a sample's round-0 score (before the criterion's shift);
 	// round r adds edgeDelta[r], clamped to the scale.
 	edgeBase  = []float64{1, 3, 2, 0, 4, 3, 2, 4, 1, 5, 2, 3}
@@ -170,7 +173,8 @@ func (env *testEnv) edgeDataset() models.Dataset {
 	for i := range rows {
 		ratings := map[string]*float64{"flat": edgeF(3)}
 		if q := edgeQ[i]; q != nil {
-			ratings["q"], ratings["q@r1"], ratings["q@r2"] = q, edgeF(*q-0.5), edgeF(*q+0.5)
+			d := edgeSpread[i%3]
+			ratings["q"], ratings["q@r1"], ratings["q@r2"] = q, edgeF(*q-d), edgeF(*q+d)
 		}
 		if v, ok := edgeFew[i]; ok {
 			ratings["few"] = edgeF(v)
@@ -913,6 +917,7 @@ func edgeMoreFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep [
 					exportedOrNil(m.got), g.Groups, g.Skipped, g.Ungrouped, exportedOrNil(w), len(coefs), skipped)
 			}
 		}
+		edgeCeilingRecomputed(t, ci, c.Name, rep)
 		if run.Method != models.MethodBatchEval {
 			continue
 		}
@@ -982,5 +987,59 @@ func edgeMoreFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep [
 		if ci == 0 && !strings.Contains(d.Note, "mapped linearly from their lowest and highest values") {
 			t.Errorf("%s: the decomposition's note %q does not say the ratings were mapped onto the judge's scale", c.Name, d.Note)
 		}
+	}
+}
+
+// edgeCeilingRecomputed checks criterion ci's human ceiling in the export
+// (rep) against its textbook figures over the annotator columns q@r1 and
+// q@r2 (Quality only; the others have none): Krippendorff's alpha with
+// the interval metric over the samples rated by both, 1 − Do/De with
+// Do = Σ_u Σ_{i≠j} (v_i − v_j)² / (m_u − 1) / n and De = Σ_{i≠j}
+// (v_i − v_j)² / (n(n − 1)) over all n pairable values; and the
+// leave-one-annotator-out Pearson r (each annotator with the others'
+// mean, averaged: with two, r of one with the other).
+func edgeCeilingRecomputed(t *testing.T, ci int, name string, rep []byte) {
+	t.Helper()
+	var ex struct {
+		Criteria []struct {
+			HumanCeiling *struct {
+				Annotators  int
+				Items       int      `json:"items"`
+				Alpha       *float64 `json:"krippendorff_alpha"`
+				LeaveOneOut *float64 `json:"leave_one_out_pearson"`
+			} `json:"human_ceiling"`
+		} `json:"criteria"`
+	}
+	must(t, json.Unmarshal(rep, &ex))
+	hc := ex.Criteria[ci].HumanCeiling
+	if ci != 0 {
+		if hc != nil {
+			t.Errorf("%s: a human ceiling %+v without annotator columns", name, *hc)
+		}
+		return
+	}
+	var r1, r2 []float64
+	for i, q := range edgeQ {
+		if q != nil {
+			d := edgeSpread[i%3]
+			r1, r2 = append(r1, *q-d), append(r2, *q+d)
+		}
+	}
+	var do, de float64
+	all := append(append([]float64{}, r1...), r2...)
+	n := float64(len(all))
+	for u := range r1 {
+		do += 2 * (r1[u] - r2[u]) * (r1[u] - r2[u]) // i≠j both ways, m_u − 1 = 1
+	}
+	for i := range all {
+		for j := range all {
+			de += (all[i] - all[j]) * (all[i] - all[j])
+		}
+	}
+	alpha := 1 - (do/n)/(de/(n*(n-1)))
+	loo := textbookPearson(r1, r2)
+	if hc == nil || hc.Annotators != 2 || hc.Items != len(r1) || hc.Alpha == nil || math.Abs(*hc.Alpha-alpha) > 1e-9 ||
+		hc.LeaveOneOut == nil || math.Abs(*hc.LeaveOneOut-loo) > 1e-9 {
+		t.Errorf("%s: exported human ceiling %+v; recomputed 2 annotators over %d items, alpha %v, leave-one-out %v", name, hc, len(r1), alpha, loo)
 	}
 }
