@@ -43,8 +43,12 @@ var (
 	// edgeSpread is how far the annotators q@r1 and q@r2 rate sample i
 	// below and above q: edgeSpread[i%3].
 	edgeSpread = []float64{-0.5, 0, 0.75}
-	edgeNames  = []string{"Quality", "Flatness", "Fewness"}
-	edgeCols   = []string{"q", "flat", "few"}
+	// edgeSparse are the ratings of "sp" ("Sparseness"): six samples, one
+	// never scored, so five pairs, with a tie: exact p-values, Pearson's
+	// interval by Fisher's z and none for the rank coefficients.
+	edgeSparse = map[int]float64{0: 1, 1: 2, 3: 4, 4: 3.5, 5: -1, 7: 2}
+	edgeNames  = []string{"Quality", "Flatness", "Fewness", "Sparseness"}
+	edgeCols   = []string{"q", "flat", "few", "sp"}
 	// edgeBase is a sample's round-0 score (before the criterion's shift);
 	// round r adds edgeDelta[r], clamped to the scale.
 	edgeBase  = []float64{1, 3, 2, 0, 4, 3, 2, 4, 1, 5, 2, 3}
@@ -179,12 +183,15 @@ func (env *testEnv) edgeDataset() models.Dataset {
 		if v, ok := edgeFew[i]; ok {
 			ratings["few"] = edgeF(v)
 		}
+		if v, ok := edgeSparse[i]; ok {
+			ratings["sp"] = edgeF(v)
+		}
 		rows[i] = models.DatasetRow{Position: i + 1, ExternalID: edgeIDs[i], Ratings: ratings,
 			Data: map[string]string{"id": edgeIDs[i], "text": fmt.Sprintf("%s [k%02d]", edgeTexts[i], i), "topic": []string{"a", "b", "c"}[i%3]}}
 	}
 	ds := models.Dataset{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Awkward <data> =1+1", Format: "csv", IDColumn: "id",
 		Columns: []string{"id", "text", "topic"}, Fields: []evaluator.Field{{Column: "text", Label: "Text"}},
-		RatingColumns: []string{"q", "q@r1", "q@r2", "flat", "few"}, GroupColumn: "topic"}
+		RatingColumns: []string{"q", "q@r1", "q@r2", "flat", "few", "sp"}, GroupColumn: "topic"}
 	if err := env.db.CreateDataset(context.Background(), &ds, rows); err != nil {
 		env.t.Fatal(err)
 	}
@@ -248,8 +255,10 @@ func TestEdgeFiguresSameInEveryPlace(t *testing.T) {
 			t.Run(method, func(t *testing.T) {
 				run := env.edgeRun(ds, j, "Edge "+method, method)
 				rep := figuresSameInEveryPlaceOf(t, env, run, func(name string) (bool, bool) {
-					// Only Quality has varying ratings on enough samples.
-					return name == "Quality", name == "Quality"
+					// Quality has varying ratings on enough samples in
+					// every topic, Sparseness in one (topic b).
+					used := name == "Quality" || name == "Sparseness"
+					return used, used
 				})
 				finals := edgeFinalsFromAnswers(t, env, run)
 				edgeFiguresRecomputed(t, env, run, rep, finals)
@@ -471,22 +480,6 @@ func edgeFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep []byt
 	if len(ex.Criteria) != len(edgeNames) {
 		t.Fatalf("the export has %d criteria", len(ex.Criteria))
 	}
-	humansOf := func(ci int) []*float64 {
-		out := make([]*float64, len(edgeIDs))
-		for i := range out {
-			switch ci {
-			case 0:
-				out[i] = edgeQ[i]
-			case 1:
-				out[i] = edgeF(3)
-			default:
-				if v, ok := edgeFew[i]; ok {
-					out[i] = edgeF(v)
-				}
-			}
-		}
-		return out
-	}
 	near := func(a, b *float64, tol float64) bool {
 		return (a == nil) == (b == nil) && (a == nil || math.Abs(*a-*b) <= tol)
 	}
@@ -500,7 +493,7 @@ func edgeFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep []byt
 	must(t, err)
 	cli := built.CorrelationTable()
 	for ci, c := range ex.Criteria {
-		humans := humansOf(ci)
+		humans := edgeHumans(ci)
 		if c.Name != edgeNames[ci] || len(c.Samples) != len(edgeIDs) {
 			t.Fatalf("criterion %d: %q with %d samples", ci, c.Name, len(c.Samples))
 		}
@@ -611,7 +604,7 @@ func edgeFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep []byt
 			if !strings.Contains(cli, "undefined for "+c.Name+": "+c.Reading) {
 				t.Errorf("the command line does not say why %s is undefined (%q):\n%s", c.Name, c.Reading, cli)
 			}
-		} else if c.Name != "Quality" {
+		} else if c.Name != "Quality" && c.Name != "Sparseness" {
 			t.Errorf("%s: a Pearson r of %v", c.Name, *c.Pearson.Coef)
 		}
 	}
@@ -814,8 +807,12 @@ func edgeHumans(ci int) []*float64 {
 			out[i] = edgeQ[i]
 		case 1:
 			out[i] = edgeF(3)
-		default:
+		case 2:
 			if v, ok := edgeFew[i]; ok {
+				out[i] = edgeF(v)
+			}
+		default:
+			if v, ok := edgeSparse[i]; ok {
 				out[i] = edgeF(v)
 			}
 		}
