@@ -848,6 +848,14 @@ func edgeMoreFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep [
 				N            int      `json:"n"`
 				Note         string   `json:"note"`
 			} `json:"ensemble_decomposition"`
+			Positions []struct {
+				Position int      `json:"position"`
+				N        int      `json:"n"`
+				Rated    int      `json:"n_rated"`
+				Mean     *float64 `json:"mean_score"`
+				Abs      *float64 `json:"mean_abs_error"`
+				Signed   *float64 `json:"mean_signed_error"`
+			} `json:"position_effect"`
 			Grouped *struct {
 				Pearson, Spearman, Kendall *float64
 				Groups                     int
@@ -980,6 +988,57 @@ func edgeMoreFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep [
 		if !near(d.EnsembleErr, mean(ens)) || !near(d.MeanRoundErr, mean(roundErr)) || !near(d.MeanVariance, mean(spread)) || d.N != len(ens) {
 			t.Errorf("%s: exported decomposition %v = %v − %v over %d; recomputed %v = %v − %v over %d", c.Name, exportedOrNil(d.EnsembleErr), exportedOrNil(d.MeanRoundErr),
 				exportedOrNil(d.MeanVariance), d.N, exportedOrNil(mean(ens)), exportedOrNil(mean(roundErr)), exportedOrNil(mean(spread)), len(ens))
+		}
+		// The position effect: label k of a batch is position k; over
+		// every round's readable scores, n, those rated, the mean score
+		// and the mean absolute and signed errors (score − rating on the
+		// judge's scale).
+		type acc struct {
+			n, rated         int
+			sum, abs, signed float64
+		}
+		byPos := map[int]*acc{}
+		maxPos := 0
+		for _, b := range batches {
+			if b.CriterionIndex != ci {
+				continue
+			}
+			for k, id := range b.RowIDs {
+				i := pos[id]
+				if edgeUnreadable(i, b.Round, true) {
+					continue
+				}
+				a := byPos[k+1]
+				if a == nil {
+					a = &acc{}
+					byPos[k+1] = a
+				}
+				v := edgeScore(i, ci, b.Round)
+				a.n, a.sum = a.n+1, a.sum+v
+				if h := humans[i]; h != nil {
+					e := v - onScale(*h)
+					a.rated, a.abs, a.signed = a.rated+1, a.abs+math.Abs(e), a.signed+e
+				}
+				maxPos = max(maxPos, k+1)
+			}
+		}
+		if len(c.Positions) != maxPos {
+			t.Errorf("%s: %d positions exported, want %d", c.Name, len(c.Positions), maxPos)
+		}
+		for _, p := range c.Positions {
+			a := byPos[p.Position]
+			if a == nil {
+				t.Errorf("%s: position %d exported, no score there", c.Name, p.Position)
+				continue
+			}
+			var abs, signed *float64
+			if a.rated > 0 {
+				abs, signed = edgeF(a.abs/float64(a.rated)), edgeF(a.signed/float64(a.rated))
+			}
+			if p.N != a.n || p.Rated != a.rated || !near(p.Mean, edgeF(a.sum/float64(a.n))) || !near(p.Abs, abs) || !near(p.Signed, signed) {
+				t.Errorf("%s position %d: exported n %d, rated %d, mean %v, errors %v / %v; recomputed %d, %d, %v, %v / %v", c.Name, p.Position, p.N, p.Rated,
+					exportedOrNil(p.Mean), exportedOrNil(p.Abs), exportedOrNil(p.Signed), a.n, a.rated, a.sum/float64(a.n), exportedOrNil(abs), exportedOrNil(signed))
+			}
 		}
 		if ci == 0 && !strings.Contains(d.Note, "mapped linearly from their lowest and highest values") {
 			t.Errorf("%s: the decomposition's note %q does not say the ratings were mapped onto the judge's scale", c.Name, d.Note)
