@@ -5,11 +5,13 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"html"
 	"math"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -187,10 +189,11 @@ func (env *testEnv) edgeDataset() models.Dataset {
 			ratings["sp"] = edgeF(v)
 		}
 		rows[i] = models.DatasetRow{Position: i + 1, ExternalID: edgeIDs[i], Ratings: ratings,
-			Data: map[string]string{"id": edgeIDs[i], "text": fmt.Sprintf("%s [k%02d]", edgeTexts[i], i), "topic": []string{"a", "b", "c"}[i%3]}}
+			Data: map[string]string{"id": edgeIDs[i], "text": fmt.Sprintf("%s [k%02d]", edgeTexts[i], i), "topic": []string{"a", "b", "c"}[i%3],
+				"system": fmt.Sprintf("S%d", i%4+1)}}
 	}
 	ds := models.Dataset{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, Name: "Awkward <data> =1+1", Format: "csv", IDColumn: "id",
-		Columns: []string{"id", "text", "topic"}, Fields: []evaluator.Field{{Column: "text", Label: "Text"}},
+		Columns: []string{"id", "text", "topic", "system"}, Fields: []evaluator.Field{{Column: "text", Label: "Text"}},
 		RatingColumns: []string{"q", "q@r1", "q@r2", "flat", "few", "sp"}, GroupColumn: "topic"}
 	if err := env.db.CreateDataset(context.Background(), &ds, rows); err != nil {
 		env.t.Fatal(err)
@@ -720,6 +723,23 @@ func edgeEscapedEverywhere(t *testing.T, env *testEnv, run models.Run) {
 		if !strings.Contains(body, escaped[k]) {
 			t.Errorf("%s does not show %q", p, escaped[k])
 		}
+		if k >= 4 {
+			continue
+		}
+		// The judge-versus-human charts' data tables name each point by
+		// its sample's whole id ("+SUM(A1:A2)" was cut at its colon).
+		named := map[string]bool{}
+		for _, m := range regexp.MustCompile(`data-testid="scatter-point">([^<]*)<`).FindAllStringSubmatch(body, -1) {
+			named[html.UnescapeString(m[1])] = true
+		}
+		for id := range named {
+			if !slices.Contains(edgeIDs, id) {
+				t.Errorf("%s: a chart's data table names a point %q, no sample's id", p, id)
+			}
+		}
+		if !named["+SUM(A1:A2)"] || !named["<script>alert(1)</script>"] {
+			t.Errorf("%s: the charts' data tables name %v, not every sample with a colon or a tag in its id", p, named)
+		}
 	}
 	// The CSV: every cell that starts, after blanks, with = or @, or with
 	// + or - and is not a number, starts with the quote; the injected ids
@@ -848,6 +868,18 @@ func edgeMoreFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep [
 				N            int      `json:"n"`
 				Note         string   `json:"note"`
 			} `json:"ensemble_decomposition"`
+			SystemLevel *struct {
+				Column                     string
+				Pearson, Spearman, Kendall struct {
+					Coef    *float64 `json:"coef"`
+					P       *float64 `json:"p"`
+					CILow   *float64 `json:"ci_low"`
+					CIHigh  *float64 `json:"ci_high"`
+					Systems int      `json:"systems"`
+					N       int      `json:"n"`
+					Note    string   `json:"interval_note"`
+				}
+			} `json:"system_level"`
 			Positions []struct {
 				Position int      `json:"position"`
 				N        int      `json:"n"`
@@ -874,6 +906,11 @@ func edgeMoreFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep [
 	}
 	var batches []models.RunBatch
 	must(t, env.db.Gorm.Where("run_id = ?", run.ID).Order("id").Find(&batches).Error)
+	link := env.createShareVia(url.Values{"kind": {"run"}, "run_id": {fmt.Sprint(run.ID)}, "expires": {"7d"}})
+	places := map[string]string{}
+	for _, p := range []string{fmt.Sprintf("/runs/%d", run.ID), link, fmt.Sprintf("/runs/%d/report.html", run.ID), link + "/report.html"} {
+		places[p] = env.get(p).Body.String()
+	}
 	mean := func(vs []float64) *float64 {
 		if len(vs) == 0 {
 			return nil
@@ -923,6 +960,81 @@ func edgeMoreFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep [
 			}
 		}
 		edgeCeilingRecomputed(t, ci, c.Name, rep)
+		// The system level: each system's mean final and mean rating over
+		// its samples with both; the coefficients of those means, Pearson's
+		// p by Student's t and the rank coefficients' exact (at most 8
+		// systems); Pearson's interval Fisher's from 4 systems, the rank
+		// coefficients' none below 8 (each says why).
+		if sl := c.SystemLevel; sl == nil || sl.Column != "system" {
+			t.Errorf("%s: exported system level %+v, want one over the system column", c.Name, sl)
+		} else {
+			sums := map[string]*[3]float64{}
+			var names []string
+			for i := range edgeIDs {
+				if finals[ci][i] == nil || humans[i] == nil {
+					continue
+				}
+				name := fmt.Sprintf("S%d", i%4+1)
+				if sums[name] == nil {
+					sums[name] = &[3]float64{}
+					names = append(names, name)
+				}
+				a := sums[name]
+				a[0], a[1], a[2] = a[0]+*finals[ci][i], a[1]+*humans[i], a[2]+1
+			}
+			slices.Sort(names)
+			var mx, my []*float64
+			n := 0
+			for _, name := range names {
+				a := sums[name]
+				mx, my = append(mx, edgeF(a[0]/a[2])), append(my, edgeF(a[1]/a[2]))
+				n += int(a[2])
+			}
+			for _, m := range []struct {
+				name string
+				got  struct {
+					Coef    *float64 `json:"coef"`
+					P       *float64 `json:"p"`
+					CILow   *float64 `json:"ci_low"`
+					CIHigh  *float64 `json:"ci_high"`
+					Systems int      `json:"systems"`
+					N       int      `json:"n"`
+					Note    string   `json:"interval_note"`
+				}
+			}{{"pearson", sl.Pearson}, {"spearman", sl.Spearman}, {"kendall", sl.Kendall}} {
+				w := edgeCorrelation(t, m.name, mx, my)
+				k := len(names)
+				switch {
+				case w.coef == nil:
+				case m.name == "pearson" && k < 4:
+					w.lo, w.hi = nil, nil
+				case m.name == "spearman" && k >= 8:
+					se := math.Sqrt((1 + *w.coef**w.coef/2) / float64(k-3))
+					w.lo, w.hi = edgeF(math.Tanh(math.Atanh(*w.coef)-1.959963984540054*se)), edgeF(math.Tanh(math.Atanh(*w.coef)+1.959963984540054*se))
+				case m.name != "pearson" && k >= 8:
+					t.Fatalf("%s: %d systems: the Kendall bootstrap over systems is not recomputed here", c.Name, k)
+				}
+				g := m.got
+				if !near(g.Coef, w.coef) || (g.P == nil) != (w.p == nil) || g.P != nil && math.Abs(*g.P-*w.p) > 1e-6 || !near(g.CILow, w.lo) || !near(g.CIHigh, w.hi) ||
+					g.Systems != k || g.N != n {
+					t.Errorf("%s system level, %s: exported %v p %v interval %v to %v over %d systems (%d samples); recomputed %v, %v, %v to %v, %d (%d)", c.Name, m.name,
+						exportedOrNil(g.Coef), exportedOrNil(g.P), exportedOrNil(g.CILow), exportedOrNil(g.CIHigh), g.Systems, g.N,
+						exportedOrNil(w.coef), exportedOrNil(w.p), exportedOrNil(w.lo), exportedOrNil(w.hi), k, n)
+				}
+				if w.coef != nil && w.lo == nil && (g.Note == "" || !strings.HasPrefix(g.Note, "no interval")) {
+					t.Errorf("%s system level, %s: no interval, and the note %q does not say why", c.Name, m.name, g.Note)
+				}
+				// Each place states the note.
+				if g.Note != "" {
+					for p, body := range places {
+						cards := strings.Split(body, `data-testid="criterion-card"`)
+						if len(cards) <= ci+1 || !strings.Contains(pageText(cards[ci+1]), g.Note) {
+							t.Errorf("%s, %s: the system level's %s note %q is not shown", p, c.Name, m.name, g.Note)
+						}
+					}
+				}
+			}
+		}
 		if run.Method != models.MethodBatchEval {
 			continue
 		}

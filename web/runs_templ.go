@@ -833,7 +833,7 @@ func scatterOf(runID int64, c report.CriterionReport) ScatterChart {
 	sc.Points = make([]ScatterPoint, 0, len(c.Scatter.Drawn))
 	for _, d := range c.Scatter.Drawn {
 		x, y := d.X, d.Y
-		sc.Points = append(sc.Points, ScatterPoint{X: d.X, Y: d.Y, Title: fmt.Sprintf("%s: judge %s, human %s", d.ExternalID, runScore(&x), runScore(&y)),
+		sc.Points = append(sc.Points, ScatterPoint{X: d.X, Y: d.Y, Name: d.ExternalID, Title: fmt.Sprintf("%s: judge %s, human %s", d.ExternalID, runScore(&x), runScore(&y)),
 			Href: runSafeURL("/runs/%d/samples/%d", runID, d.RowID)})
 	}
 	return sc
