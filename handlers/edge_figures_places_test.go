@@ -878,6 +878,7 @@ func edgeMoreFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep [
 					Systems int      `json:"systems"`
 					N       int      `json:"n"`
 					Note    string   `json:"interval_note"`
+					Undef   string   `json:"undefined_note"`
 				}
 			} `json:"system_level"`
 			Positions []struct {
@@ -1000,6 +1001,7 @@ func edgeMoreFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep [
 					Systems int      `json:"systems"`
 					N       int      `json:"n"`
 					Note    string   `json:"interval_note"`
+					Undef   string   `json:"undefined_note"`
 				}
 			}{{"pearson", sl.Pearson}, {"spearman", sl.Spearman}, {"kendall", sl.Kendall}} {
 				w := edgeCorrelation(t, m.name, mx, my)
@@ -1021,8 +1023,24 @@ func edgeMoreFiguresRecomputed(t *testing.T, env *testEnv, run models.Run, rep [
 						exportedOrNil(g.Coef), exportedOrNil(g.P), exportedOrNil(g.CILow), exportedOrNil(g.CIHigh), g.Systems, g.N,
 						exportedOrNil(w.coef), exportedOrNil(w.p), exportedOrNil(w.lo), exportedOrNil(w.hi), k, n)
 				}
+				if m.name == "pearson" && g.Undef != "" {
+					for p, body := range places {
+						cards := strings.Split(body, `data-testid="criterion-card"`)
+						if want := "Pearson r, Spearman ρ and Kendall τ-b are " + g.Undef + "."; len(cards) <= ci+1 || !strings.Contains(pageText(cards[ci+1]), want) {
+							t.Errorf("%s, %s: the system level does not say %q", p, c.Name, want)
+						}
+					}
+				}
 				if w.coef != nil && w.lo == nil && (g.Note == "" || !strings.HasPrefix(g.Note, "no interval")) {
 					t.Errorf("%s system level, %s: no interval, and the note %q does not say why", c.Name, m.name, g.Note)
+				}
+				// An undefined coefficient says why: too few systems
+				// (Fewness: 2), or constant means (Flatness: every rating 3).
+				wantUndef := map[string]string{
+					"Flatness": "undefined: the 4 systems' mean judge scores, or their mean human ratings, are all the same",
+					"Fewness":  "undefined: only 2 systems have a sample with both a judge score and a human rating, and a correlation needs 3"}[c.Name]
+				if (w.coef == nil) != (wantUndef != "") || g.Undef != wantUndef {
+					t.Errorf("%s system level, %s: the export says %q of an undefined coefficient, want %q", c.Name, m.name, g.Undef, wantUndef)
 				}
 				// Each place states the note.
 				if g.Note != "" {

@@ -266,3 +266,23 @@ func TestDecompositionNoteNamesANarrowHumanScale(t *testing.T) {
 		})
 	}
 }
+
+// TestSystemUndefinedWhy: an undefined system-level coefficient says why
+// (fewer than 3 systems with a complete sample, or constant means); a
+// defined one says nothing.
+func TestSystemUndefinedWhy(t *testing.T) {
+	for _, tc := range []struct {
+		sl   stats.SystemLevel
+		want string
+	}{
+		{stats.SystemLevel{Coef: 0.4, Systems: 4}, ""},
+		{stats.SystemLevel{Coef: math.NaN(), Systems: 0}, "undefined: only 0 systems have a sample with both a judge score and a human rating, and a correlation needs 3"},
+		{stats.SystemLevel{Coef: math.NaN(), Systems: 1}, "undefined: only 1 system has a sample with both a judge score and a human rating, and a correlation needs 3"},
+		{stats.SystemLevel{Coef: math.NaN(), Systems: 2}, "undefined: only 2 systems have a sample with both a judge score and a human rating, and a correlation needs 3"},
+		{stats.SystemLevel{Coef: math.NaN(), Systems: 5}, "undefined: the 5 systems' mean judge scores, or their mean human ratings, are all the same"},
+	} {
+		if got := SystemUndefinedWhy(tc.sl); got != tc.want {
+			t.Errorf("SystemUndefinedWhy(%+v) = %q, want %q", tc.sl, got, tc.want)
+		}
+	}
+}
