@@ -913,6 +913,10 @@ type (
 		// (too few systems; a coefficient of exactly ±1, whose Fisher
 		// interval would be a single point); absent otherwise.
 		IntervalNote string `json:"interval_note,omitempty"`
+		// UndefinedNote says why the coefficient is undefined (null):
+		// fewer than 3 systems, or every system with one mean on a side
+		// (SystemUndefinedWhy); absent when it is defined.
+		UndefinedNote string `json:"undefined_note,omitempty"`
 		// Resamples, ResamplesUsed and ResamplesNote: as a sample-level
 		// correlation's, for Kendall's bootstrap over the means; present
 		// only when some resamples were left out.
@@ -1049,7 +1053,7 @@ func (r *Report) Export() JSONExport {
 			sc := func(m stats.Method) JSONSystemCorrelation {
 				v := c.System[m]
 				out := JSONSystemCorrelation{Coef: jsonFloat(v.Coef), P: jsonFloat(v.P), CILow: jsonFloat(v.CILow), CIHigh: jsonFloat(v.CIHigh),
-					Systems: v.Systems, N: v.N, IntervalMethod: string(v.Interval), IntervalNote: v.IntervalWhy}
+					Systems: v.Systems, N: v.N, IntervalMethod: string(v.Interval), IntervalNote: v.IntervalWhy, UndefinedNote: SystemUndefinedWhy(v)}
 				if note := stats.ResamplesNote(v.Resamples, v.ResamplesUsed); note != "" {
 					drawn, used := v.Resamples, v.ResamplesUsed
 					out.Resamples, out.ResamplesUsed, out.ResamplesNote = &drawn, &used, note
@@ -1390,3 +1394,23 @@ func fp(v float64) string {
 }
 
 func trunc(s string, n int) string { return excerpt.Cut(s, n) }
+
+// SystemUndefinedWhy says why a system-level coefficient is undefined, as
+// the run page, the shared and downloaded reports and the JSON export
+// state it beside "undefined": fewer than 3 systems have a sample with
+// both a judge score and a human rating, or the systems' mean judge scores
+// or mean human ratings are all the same. "" when it is defined (or the
+// coefficient is unknown to stats).
+func SystemUndefinedWhy(sl stats.SystemLevel) string {
+	if !math.IsNaN(sl.Coef) {
+		return ""
+	}
+	if sl.Systems < 3 {
+		systems := "systems have"
+		if sl.Systems == 1 {
+			systems = "system has"
+		}
+		return fmt.Sprintf("undefined: only %d %s a sample with both a judge score and a human rating, and a correlation needs 3", sl.Systems, systems)
+	}
+	return fmt.Sprintf("undefined: the %d systems' mean judge scores, or their mean human ratings, are all the same", sl.Systems)
+}

@@ -1130,20 +1130,22 @@ func fillExtras(cr *CriterionReport, ds models.Dataset, rows []models.DatasetRow
 	}
 	if ds.GroupColumn != "" && cr.HasHuman {
 		cr.GroupColumn = ds.GroupColumn
-		paired := 0
-		for _, s := range cr.Samples {
-			if s.Final != nil && s.Human != nil {
-				paired++
-			}
-		}
-		xs, ys := make([]float64, 0, paired), make([]float64, 0, paired)
-		gs := make([]string, 0, paired)
+		// Every sample, a missing score or rating as NaN: GroupedCorrelation
+		// leaves such pairs out but still sees their group, so a group none
+		// of whose samples has both (every score unreadable, no rating) is
+		// counted among the skipped groups (too small), where it vanished
+		// from the counts ("0 groups, 2 skipped" on 3 groups).
+		xs, ys := make([]float64, len(cr.Samples)), make([]float64, len(cr.Samples))
+		gs := make([]string, len(cr.Samples))
 		for i, s := range cr.Samples {
-			if s.Final == nil || s.Human == nil {
-				continue
+			xs[i], ys[i] = math.NaN(), math.NaN()
+			if s.Final != nil {
+				xs[i] = *s.Final
 			}
-			xs, ys = append(xs, *s.Final), append(ys, *s.Human)
-			gs = append(gs, rows[i].Data[ds.GroupColumn])
+			if s.Human != nil {
+				ys[i] = *s.Human
+			}
+			gs[i] = rows[i].Data[ds.GroupColumn]
 		}
 		cr.Grouped = map[stats.Method]stats.Grouped{}
 		for _, m := range stats.Methods() {

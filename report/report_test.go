@@ -137,6 +137,43 @@ func TestComputeGroupedLeavesOutEmptyGroupValues(t *testing.T) {
 	}
 }
 
+// A group none of whose samples has both a final score and a human rating
+// (every score unreadable, or no rating) is too small for a coefficient:
+// it is counted among the skipped groups. It vanished from the counts, so
+// a dataset of three groups read "0 groups used, 2 skipped".
+func TestComputeGroupedCountsGroupsWithoutAPair(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		dGroup           string
+		dHuman           bool // d keeps its rating (it has no final score)
+		skipped, without int
+	}{
+		{"d unscored, alone in its group", "z", true, 3, 0},
+		{"d unscored and unrated, alone in its group", "z", false, 3, 0},
+		{"d unscored, in a group with c", "y", true, 2, 0},
+		{"d unscored, without a group", "", true, 2, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			run, ds, rows, batches, scores := fixture()
+			rows[3].Data["g"] = tc.dGroup
+			if !tc.dHuman {
+				delete(rows[3].Ratings, "h")
+			}
+			rep := Compute(run, ds, rows, batches, scores)
+			for _, m := range stats.Methods() {
+				g := rep.Criteria[0].Grouped[m]
+				if g.Groups != 0 || g.Skipped != tc.skipped || g.Ungrouped != tc.without || g.N != 0 || !math.IsNaN(g.Coef) {
+					t.Errorf("%s: grouped = %+v, want no group used, %d skipped, %d samples without a group", m, g, tc.skipped, tc.without)
+				}
+			}
+			j := rep.Export().Report.Criteria[0].Grouped
+			if j == nil || j.Skipped != tc.skipped {
+				t.Errorf("exported grouped = %+v, want %d skipped groups", j, tc.skipped)
+			}
+		})
+	}
+}
+
 func TestSortSamplesPutsMissingLast(t *testing.T) {
 	c := Compute(fixture()).Criteria[0]
 	for _, desc := range []bool{false, true} {
@@ -227,5 +264,25 @@ func TestDecompositionNoteNamesANarrowHumanScale(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSystemUndefinedWhy: an undefined system-level coefficient says why
+// (fewer than 3 systems with a complete sample, or constant means); a
+// defined one says nothing.
+func TestSystemUndefinedWhy(t *testing.T) {
+	for _, tc := range []struct {
+		sl   stats.SystemLevel
+		want string
+	}{
+		{stats.SystemLevel{Coef: 0.4, Systems: 4}, ""},
+		{stats.SystemLevel{Coef: math.NaN(), Systems: 0}, "undefined: only 0 systems have a sample with both a judge score and a human rating, and a correlation needs 3"},
+		{stats.SystemLevel{Coef: math.NaN(), Systems: 1}, "undefined: only 1 system has a sample with both a judge score and a human rating, and a correlation needs 3"},
+		{stats.SystemLevel{Coef: math.NaN(), Systems: 2}, "undefined: only 2 systems have a sample with both a judge score and a human rating, and a correlation needs 3"},
+		{stats.SystemLevel{Coef: math.NaN(), Systems: 5}, "undefined: the 5 systems' mean judge scores, or their mean human ratings, are all the same"},
+	} {
+		if got := SystemUndefinedWhy(tc.sl); got != tc.want {
+			t.Errorf("SystemUndefinedWhy(%+v) = %q, want %q", tc.sl, got, tc.want)
+		}
 	}
 }

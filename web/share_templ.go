@@ -178,7 +178,7 @@ func reportScatter(c report.CriterionReport, href SampleHref) ScatterChart {
 		sc.Points = make([]ScatterPoint, 0, len(c.Scatter.Drawn))
 		for _, d := range c.Scatter.Drawn {
 			x, y := d.X, d.Y
-			sc.Points = append(sc.Points, ScatterPoint{X: x, Y: y, Href: href(d.RowID),
+			sc.Points = append(sc.Points, ScatterPoint{X: x, Y: y, Href: href(d.RowID), Name: d.ExternalID,
 				Title: fmt.Sprintf("%s: judge %s, human %s", d.ExternalID, runScore(&x), runScore(&y))})
 		}
 		return sc
@@ -187,7 +187,7 @@ func reportScatter(c report.CriterionReport, href SampleHref) ScatterChart {
 		if s.Final == nil || s.Human == nil {
 			continue
 		}
-		sc.Points = append(sc.Points, ScatterPoint{X: *s.Final, Y: *s.Human, Href: href(s.RowID),
+		sc.Points = append(sc.Points, ScatterPoint{X: *s.Final, Y: *s.Human, Href: href(s.RowID), Name: s.ExternalID,
 			Title: fmt.Sprintf("%s: judge %s, human %s", s.ExternalID, runScore(s.Final), runScore(s.Human))})
 	}
 	return sc
