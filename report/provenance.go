@@ -257,6 +257,14 @@ func (p Provenance) SettingsText() string {
 	return strings.Join(parts, "; ")
 }
 
+// AnswerUncapped reports whether the settings line shows max_tokens=0, a
+// value a reader takes for "no answer at all": it means the run set no
+// cap on the judge's answers and the endpoint's own limit applied. The
+// page says so under the line; the exports keep the JSON name and value.
+func (p Provenance) AnswerUncapped() bool {
+	return p.Settings.MaxTokens == 0 && !slices.Contains(p.Unread, methods.SettingMaxTokens)
+}
+
 // HumanColumnsText lists each criterion's human-rating column and its
 // annotators' columns, e.g. "Coherent=scores.Coherent (annotators a1, a2)";
 // "none" for a criterion compared with no rating, saying which column the
