@@ -500,10 +500,14 @@ func isSet(fs *flag.FlagSet, name string) bool {
 func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progress *progress) (models.Run, error) {
 	t := time.NewTicker(200 * time.Millisecond)
 	defer t.Stop()
+	var waiting time.Time // the start of the judge wait last reported
 	for {
 		run, err := db.FindRun(context.WithoutCancel(ctx), wsID, runID)
 		if err != nil && !models.IsTransient(err) {
 			return run, err
+		}
+		if err == nil {
+			waiting = reportJudgeWait(progress, run, waiting)
 		}
 		// A dropped connection only delays the next look.
 		if u := methods.For(run.Method).Words().Units; u != "" {
@@ -522,6 +526,25 @@ func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progres
 		case <-t.C:
 		}
 	}
+}
+
+// reportJudgeWait says once when the run starts waiting for its judge
+// (unreachable, failing, or rate limited: the runner's breaker holds the
+// calls and probes) and once when it goes on. Without it the command
+// printed nothing but the runner's warnings and seemed to hang. It
+// returns the start of the wait now reported (zero: none).
+func reportJudgeWait(progress *progress, run models.Run, reported time.Time) time.Time {
+	switch {
+	case run.WaitingSince != nil && !run.WaitingSince.Equal(reported):
+		fmt.Fprintf(progress.logs(), "waiting for the judge: %s\n"+
+			"  The run goes on by itself when the judge answers again. Ctrl-C stops here; every answer received is kept.\n",
+			strings.TrimSuffix(run.ShownWaitingError(), "."))
+		return *run.WaitingSince
+	case run.WaitingSince == nil && !reported.IsZero():
+		fmt.Fprintln(progress.logs(), "the judge answers again: the run goes on.")
+		return time.Time{}
+	}
+	return reported
 }
 
 // ratingMapping is the dataset mapping a rubric file asks for: its fields,

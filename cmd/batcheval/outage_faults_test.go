@@ -296,6 +296,11 @@ func TestFaultJudgeRefusesConnections(t *testing.T) {
 			t.Errorf("waiting with error %q, want it to say the connection was refused", waiting.WaitingError)
 		}
 		time.Sleep(3 * time.Second) // well past the client's retries
+		// The command says it waits for the judge, and why, rather than
+		// print only the runner's warnings and seem to hang.
+		if out := cli.out.String(); !strings.Contains(out, "waiting for the judge: ") || !strings.Contains(out, "Ctrl-C stops here; every answer received is kept") {
+			t.Errorf("batcheval run does not say it waits for its unreachable judge; its output:\n%s", out)
+		}
 		mid := theRun(t, db, time.Second, func(models.Run) bool { return true })
 		if mid.Finished() {
 			t.Fatalf("the run ended while its judge was unreachable: %s (%q)", mid.Status, mid.Error)
@@ -306,6 +311,9 @@ func TestFaultJudgeRefusesConnections(t *testing.T) {
 		}
 		run := theRun(t, db, time.Second, models.Run.Finished)
 		wantComplete(t, run)
+		if out := cli.out.String(); !strings.Contains(out[strings.Index(out, "waiting for the judge: ")+1:], "the judge answers again: the run goes on.") {
+			t.Errorf("batcheval run does not say the run went on once its judge answered; its output:\n%s", out)
+		}
 		// The calls out when the judge went down were cut with their
 		// connections: those (at most the concurrency, 2) are asked again
 		// and counted as retries; nothing else is.
