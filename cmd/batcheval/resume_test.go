@@ -21,38 +21,11 @@ import (
 // TestResumeCommand: `batcheval run` ends with a batch the judge refused;
 // `batcheval resume RUN_ID` sends that batch only, and the run is complete.
 func TestResumeCommand(t *testing.T) {
-	dsn := dbtest.DSN(t, models.SQLite)
 	var refusing atomic.Bool
 	refusing.Store(true)
-	var mu sync.Mutex
-	target := ""
-	fj := newFaultJudge(t, func(w http.ResponseWriter, r *http.Request, n int, rq request) bool {
-		mu.Lock()
-		if target == "" && !rq.probe {
-			target = rq.key
-		}
-		hit := rq.key == target
-		mu.Unlock()
-		if hit && refusing.Load() {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnprocessableEntity)
-			fmt.Fprint(w, `{"error":{"message":"refused"}}`)
-			return true
-		}
-		return false
-	})
-	env := func(k string) string {
-		return map[string]string{"BATCHEVAL_DB": dsn, "BATCHEVAL_LOG_LEVEL": "warn"}[k]
-	}
+	g := runWithOneGap(t, &refusing, "warn", nil)
+	fj, env, db, first := g.judge, g.env, g.db, g.first
 	var out, errOut bytes.Buffer
-	if err := run(context.Background(), runArgs(t, fj.URL()), env, &out, &errOut); err != nil {
-		t.Fatalf("batcheval run: %v\n%s", err, errOut.String())
-	}
-	db := openDSN(t, dsn)
-	first := theRun(t, db, 0, models.Run.Finished)
-	if first.BatchesFailed != 1 || !first.Resumable() {
-		t.Fatalf("first pass: %d failed batches, resumable %v; want one gap", first.BatchesFailed, first.Resumable())
-	}
 	refusing.Store(false)
 	sentBefore := len(fj.requests(false))
 	out.Reset()
@@ -192,43 +165,18 @@ func TestRunAndResumeApplyTheJudgeNetworkPolicy(t *testing.T) {
 // says a new `batcheval run` with the flags does, and the answers stay
 // stored.
 func TestResumeRefusalHintFitsAResumedRun(t *testing.T) {
-	dsn := dbtest.DSN(t, models.SQLite)
 	reasoning := simjudge.ReasoningModel(simjudge.NewHandler(simjudge.Options{Seed: 4}), simjudge.Reasoning{})
 	var refusing, reasoningModel atomic.Bool
 	refusing.Store(true)
-	var mu sync.Mutex
-	target := ""
-	fj := newFaultJudge(t, func(w http.ResponseWriter, r *http.Request, n int, rq request) bool {
+	g := runWithOneGap(t, &refusing, "error", func(w http.ResponseWriter, r *http.Request) bool {
 		if reasoningModel.Load() {
 			reasoning.ServeHTTP(w, r)
 			return true
 		}
-		mu.Lock()
-		if target == "" && !rq.probe {
-			target = rq.key
-		}
-		hit := rq.key == target
-		mu.Unlock()
-		if hit && refusing.Load() {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnprocessableEntity)
-			fmt.Fprint(w, `{"error":{"message":"refused"}}`)
-			return true
-		}
 		return false
 	})
-	env := func(k string) string {
-		return map[string]string{"BATCHEVAL_DB": dsn, "BATCHEVAL_LOG_LEVEL": "error"}[k]
-	}
+	env, db, first := g.env, g.db, g.first
 	var out, errOut bytes.Buffer
-	if err := run(context.Background(), runArgs(t, fj.URL()), env, &out, &errOut); err != nil {
-		t.Fatalf("batcheval run: %v\n%s", err, errOut.String())
-	}
-	db := openDSN(t, dsn)
-	first := theRun(t, db, 0, models.Run.Finished)
-	if first.BatchesFailed != 1 || !first.Resumable() {
-		t.Fatalf("first pass: %d failed batches, resumable %v; want one gap", first.BatchesFailed, first.Resumable())
-	}
 	reasoningModel.Store(true)
 	err := run(context.Background(), []string{"resume", fmt.Sprint(first.ID)}, env, &out, &errOut)
 	if err == nil {
@@ -307,4 +255,55 @@ func TestInterruptedRunSaysHowToFinishIt(t *testing.T) {
 	if after := theRun(t, db, 0, func(models.Run) bool { return true }); after.BatchesDone != stopped.BatchesDone || after.Status != stopped.Status {
 		t.Errorf("the refused resumes changed the run: %s %d/%d, was %s %d/%d", after.Status, after.BatchesDone, after.BatchesTotal, stopped.Status, stopped.BatchesDone, stopped.BatchesTotal)
 	}
+}
+
+// oneGap is a finished `batcheval run` with one batch the judge refused.
+type oneGap struct {
+	judge *faultJudge
+	env   func(string) string
+	db    *models.DB
+	first models.Run
+}
+
+// runWithOneGap runs `batcheval run` on a SQLite file against a fake judge
+// that refuses (422) the first batch it is asked, and asks again, while
+// refusing is set; serveFirst, when given, may answer a request before
+// that (true: answered). It fails the test unless the run ends with that
+// one gap, resumable.
+func runWithOneGap(t *testing.T, refusing *atomic.Bool, logLevel string, serveFirst func(http.ResponseWriter, *http.Request) bool) oneGap {
+	t.Helper()
+	dsn := dbtest.DSN(t, models.SQLite)
+	var mu sync.Mutex
+	target := ""
+	fj := newFaultJudge(t, func(w http.ResponseWriter, r *http.Request, n int, rq request) bool {
+		if serveFirst != nil && serveFirst(w, r) {
+			return true
+		}
+		mu.Lock()
+		if target == "" && !rq.probe {
+			target = rq.key
+		}
+		hit := rq.key == target
+		mu.Unlock()
+		if hit && refusing.Load() {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			fmt.Fprint(w, `{"error":{"message":"refused"}}`)
+			return true
+		}
+		return false
+	})
+	env := func(k string) string {
+		return map[string]string{"BATCHEVAL_DB": dsn, "BATCHEVAL_LOG_LEVEL": logLevel}[k]
+	}
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), runArgs(t, fj.URL()), env, &out, &errOut); err != nil {
+		t.Fatalf("batcheval run: %v\n%s", err, errOut.String())
+	}
+	db := openDSN(t, dsn)
+	first := theRun(t, db, 0, models.Run.Finished)
+	if first.BatchesFailed != 1 || !first.Resumable() {
+		t.Fatalf("first pass: %d failed batches, resumable %v; want one gap", first.BatchesFailed, first.Resumable())
+	}
+	return oneGap{judge: fj, env: env, db: db, first: first}
 }
