@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
@@ -42,23 +41,12 @@ func agreementFigures(ts []web.ReviewerAgreementTable) string {
 func TestReviewerAgreementComputedOncePerRatings(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
-		d := env.demo()
-		run := env.waitRun(env.startRun(d.dataset, "reviewers-cached", models.MethodBatchEval, nil).ID, 60*time.Second)
-		if run.Status != models.RunSucceeded {
-			t.Fatalf("run: %s (%s)", run.Status, run.Error)
-		}
-		crit := run.RubricSnapshot.Criteria[0]
-		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 0)
-		must(t, err)
-		fay := env.createUser(env.ws.ID, "fay@example.org", models.RoleReviewer)
-		// With an account the instance signs people in: the page is read
-		// as a viewer.
-		viewer := env.sessionCookie(env.createUser(env.ws.ID, "vic@example.org", models.RoleViewer))
+		run, crit, rows, fay, viewer := reviewersSetUp(t, env, "reviewers-cached")
 		levels := int(crit.Hi-crit.Lo) + 1
 		rate := func(who string, user *int64, row int, k int, withdraw bool) {
 			t.Helper()
 			v := crit.Lo + float64(k%levels)
-			r := models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: rows[row].ID, Criterion: crit.Name,
+			r := models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: run.DatasetID, RowID: rows[row].ID, Criterion: crit.Name,
 				HumanColumn: crit.HumanColumn, Reviewer: who, UserID: user, RunID: &run.ID, Lo: crit.Lo, Hi: crit.Hi, Score: &v}
 			if withdraw {
 				r.Score, r.Comment = nil, "withdrawn"

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/models"
 )
 
@@ -36,23 +37,12 @@ import (
 func TestReviewerAgreementWithTheJudge(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
-		d := env.demo()
-		run := env.waitRun(env.startRun(d.dataset, "reviewers", models.MethodBatchEval, nil).ID, 60*time.Second)
-		if run.Status != models.RunSucceeded {
-			t.Fatalf("run: %s (%s)", run.Status, run.Error)
-		}
-		crit := run.RubricSnapshot.Criteria[0]
-		rows, err := env.db.ListDatasetRows(ctx, d.dataset.ID, 0, 0)
-		must(t, err)
-		fay := env.createUser(env.ws.ID, "fay@example.org", models.RoleReviewer)
-		// With an account the instance signs people in: the pages are read
-		// as a viewer.
-		viewer := env.sessionCookie(env.createUser(env.ws.ID, "vic@example.org", models.RoleViewer))
+		run, crit, rows, fay, viewer := reviewersSetUp(t, env, "reviewers")
 		lo, hi := crit.Lo, crit.Hi
 		levels := int(hi-lo) + 1
 		rate := func(who string, user *int64, row int, score *float64) {
 			t.Helper()
-			r := models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: d.dataset.ID, RowID: rows[row].ID, Criterion: crit.Name,
+			r := models.ReviewRating{WorkspaceID: env.ws.ID, DatasetID: run.DatasetID, RowID: rows[row].ID, Criterion: crit.Name,
 				HumanColumn: crit.HumanColumn, Reviewer: who, UserID: user, RunID: &run.ID, Lo: lo, Hi: hi, Score: score}
 			if score == nil {
 				r.Comment = "withdrawn"
@@ -102,7 +92,7 @@ func TestReviewerAgreementWithTheJudge(t *testing.T) {
 		}
 		// Each reviewer's latest review of each sample, from every stored
 		// review (oldest first).
-		all, err := env.db.ListDatasetReviews(ctx, env.ws.ID, d.dataset.ID)
+		all, err := env.db.ListDatasetReviews(ctx, env.ws.ID, run.DatasetID)
 		must(t, err)
 		rowIndex := map[int64]int{}
 		for i, r := range rows {
@@ -266,4 +256,23 @@ func constant(xs []float64) bool {
 // in Go's syntax.
 func pageNumber(s string) string {
 	return strings.NewReplacer("−", "-", "+", "").Replace(strings.TrimSpace(s))
+}
+
+// reviewersSetUp is the reviewer-table tests' start: a finished BatchEval
+// run of the demo dataset named name, its first criterion, the dataset's
+// rows, Fay (a reviewer account) and a viewer's session cookie (with an
+// account the instance signs people in, so the pages are read as a
+// viewer).
+func reviewersSetUp(t *testing.T, env *testEnv, name string) (models.Run, evaluator.Criterion, []models.DatasetRow, models.User, *http.Cookie) {
+	t.Helper()
+	d := env.demo()
+	run := env.waitRun(env.startRun(d.dataset, name, models.MethodBatchEval, nil).ID, 60*time.Second)
+	if run.Status != models.RunSucceeded {
+		t.Fatalf("run: %s (%s)", run.Status, run.Error)
+	}
+	rows, err := env.db.ListDatasetRows(context.Background(), d.dataset.ID, 0, 0)
+	must(t, err)
+	fay := env.createUser(env.ws.ID, "fay@example.org", models.RoleReviewer)
+	viewer := env.sessionCookie(env.createUser(env.ws.ID, "vic@example.org", models.RoleViewer))
+	return run, run.RubricSnapshot.Criteria[0], rows, fay, viewer
 }
