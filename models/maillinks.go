@@ -129,7 +129,8 @@ func (db *DB) RemintLink(ctx context.Context, kind string, id int64, mailed bool
 					return err
 				}
 			}
-			res = tx.Model(&Invite{}).Where("id = ?", id).Update("token_hash", hash)
+			res = tx.Model(&Invite{}).Where("id = ? AND token_hash = ? AND used_at IS NULL AND claimed_by IS NULL AND mail_stopped = ?", id, inv.TokenHash, false).
+				Update("token_hash", hash)
 		case LinkReset:
 			var pr PasswordReset
 			if err := tx.Where("id = ? AND used_at IS NULL AND expires_at > ?", id, now).Limit(1).Find(&pr).Error; err != nil || pr.ID == 0 {
@@ -145,7 +146,7 @@ func (db *DB) RemintLink(ctx context.Context, kind string, id int64, mailed bool
 					return err
 				}
 			}
-			res = tx.Model(&PasswordReset{}).Where("id = ?", id).Update("token_hash", hash)
+			res = tx.Model(&PasswordReset{}).Where("id = ? AND token_hash = ? AND used_at IS NULL", id, pr.TokenHash).Update("token_hash", hash)
 		case LinkConfirm:
 			var ec EmailConfirmation
 			if err := tx.Where("id = ? AND used_at IS NULL AND expires_at > ?", id, now).Limit(1).Find(&ec).Error; err != nil || ec.ID == 0 {
@@ -168,18 +169,35 @@ func (db *DB) RemintLink(ctx context.Context, kind string, id int64, mailed bool
 					return err
 				}
 			}
-			res = tx.Model(&EmailConfirmation{}).Where("id = ?", id).Update("token_hash", hash)
+			res = tx.Model(&EmailConfirmation{}).Where("id = ? AND token_hash = ? AND used_at IS NULL", id, ec.TokenHash).Update("token_hash", hash)
 		default:
 			return fmt.Errorf("no link is of kind %q", kind)
 		}
 		if res.Error != nil {
 			return fmt.Errorf("store the %s link's new token: %w", kind, res.Error)
 		}
-		ok = res.RowsAffected == 1
+		if res.RowsAffected != 1 {
+			// The link changed since it was read: used, or (an invite) its
+			// link shown to the owner instead, whose token must stay the
+			// one that works. Nothing is sent, and the token kept above
+			// is not kept.
+			return errLinkChanged
+		}
+		ok = true
 		return nil
 	})
+	if errors.Is(err, errLinkChanged) {
+		return MailLink{}, false, nil
+	}
 	return l, ok && err == nil, err
 }
+
+// errLinkChanged rolls back RemintLink's transaction when the link's row
+// changed between its read and its new token's write. The write is made
+// on the token read: on PostgreSQL an owner's "show the link" committed in
+// between (ShowInviteLink) had its token replaced by the retried mail's,
+// and the link the owner handed over stopped working.
+var errLinkChanged = errors.New("the link changed while its mail was prepared")
 
 // RecordInviteMail records why mailing an invite's link failed ("": it
 // was delivered).
