@@ -487,7 +487,7 @@ func (h *Handlers) compareView(ctx context.Context, cmp comparison, offset, limi
 		return web.CompareView{}, err
 	}
 	v.Pearson, v.Spearman = m.pearson, m.spearman
-	v.Reading = stats.Interpret(v.Pearson)
+	v.Reading = stats.Interpret(stats.MethodPearson, v.Pearson)
 	if cmp.Mismatch != "" {
 		// A reading such as "moderate agreement" between scores of two
 		// different criteria or scales would be read as a verdict.

@@ -184,7 +184,7 @@ func oldCompareView(repA, repB *report.Report, cmp comparison, offset, limit int
 	px, py, missing := stats.Pairs(xs, ys)
 	v.Pearson, v.Spearman = stats.Pearson(px, py), stats.Spearman(px, py)
 	v.Pearson.Missing, v.Spearman.Missing = missing, missing
-	v.Reading = stats.Interpret(v.Pearson)
+	v.Reading = stats.Interpret(stats.MethodPearson, v.Pearson)
 	if cmp.Mismatch != "" {
 		v.Reading = mismatchReading(cmp)
 	}

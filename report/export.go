@@ -1311,7 +1311,7 @@ func (r *Report) writeCorrelationRows(b *strings.Builder) {
 	// in a table column: say so beside it, as the run page does.
 	for _, c := range r.Criteria {
 		if c.HasHuman && stats.TooFewToTell(c.Pearson) {
-			fmt.Fprintf(b, "too few samples for %s: %s\n", c.Criterion.Name, stats.Interpret(c.Pearson))
+			fmt.Fprintf(b, "too few samples for %s: %s\n", c.Criterion.Name, stats.Interpret(stats.MethodPearson, c.Pearson))
 		}
 	}
 	for _, c := range r.Criteria {

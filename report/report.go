@@ -814,7 +814,7 @@ func fillCriterion(cr *CriterionReport, run models.Run, batches []batchFigure, p
 		cr.Pearson.Missing, cr.Spearman.Missing, cr.Kendall.Missing = missing, missing, missing
 	}
 	if cr.HasHuman {
-		cr.Reading = stats.Interpret(cr.Pearson)
+		cr.Reading = stats.Interpret(stats.MethodPearson, cr.Pearson)
 		onScale, note := humanOnJudgeScale(hlo, hhi, crit)
 		cr.HumanScaleNote, cr.HumanScale = note, humanScaleOf(hlo, hhi, crit)
 		for i := range cr.Samples {

@@ -77,7 +77,10 @@ import (
 // Resamples and ResamplesUsed; stats-12): a summary-16 holds no count and
 // is computed again, so its run page and JSON export never read an
 // interval "from 0 of 0 resamples" or leave out a count they should say.
-const summaryVersion = "summary-17"
+// summary-18: the stored reading sentences name the coefficient they read
+// ("Strong agreement (Pearson r = 0.62)", stats.Interpret), where they
+// printed it bare ("Strong agreement (0.62)").
+const summaryVersion = "summary-18"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

@@ -22,7 +22,7 @@ func TestCorrelationTableSaysTooFewToTell(t *testing.T) {
 		{Criterion: evaluator.Criterion{Name: "Many"}, HasHuman: true, Pearson: many, Spearman: many, Kendall: many, Scored: 80},
 	}}
 	table := r.CorrelationTable()
-	if want := "too few samples for Few: Too few samples to tell (3 samples; -0.81, p = 0.40)."; !strings.Contains(table, want) {
+	if want := "too few samples for Few: Too few samples to tell (3 samples; Pearson r = -0.81, p = 0.40)."; !strings.Contains(table, want) {
 		t.Errorf("table lacks %q:\n%s", want, table)
 	}
 	if strings.Contains(table, "too few samples for Many") {

@@ -26,9 +26,9 @@ func Minus(s string) string { return strings.ReplaceAll(s, "-", "\u2212") }
 var sentenceMinus = regexp.MustCompile(`(^|[\s(])-([0-9])`)
 
 // ReadingText is a reading sentence built outside this package (stats,
-// report, e.g. "Weak disagreement (-0.21)"; those keep the ASCII hyphen in
-// the JSON export and the API) with each of its numbers signed the way a
-// page signs numbers, with the true minus sign ("(−0.21)").
+// report, e.g. "Weak disagreement (Pearson r = -0.21)"; those keep the
+// ASCII hyphen in the JSON export and the API) with each of its numbers
+// signed the way a page signs numbers, with the true minus sign ("= −0.21").
 func ReadingText(s string) string {
 	return sentenceMinus.ReplaceAllString(s, "${1}\u2212${2}")
 }

@@ -116,7 +116,7 @@ func TestWithBootstrapNoIntervalOnThreePairs(t *testing.T) {
 	// The reading then quotes no [1, 1] interval; on three pairs it says
 	// they are too few to tell, whatever the p-value (TooFewToTell).
 	c := WithBootstrap(MethodPearson, []float64{1, 2, 3}, []float64{10, 20.1, 30}, DefaultResamples, 7)
-	if got := Interpret(c); strings.Contains(got, "interval") || !strings.HasPrefix(got, "Too few samples to tell (3 samples; 1.00, p ") {
+	if got := Interpret(MethodPearson, c); strings.Contains(got, "interval") || !strings.HasPrefix(got, "Too few samples to tell (3 samples; Pearson r = 1.00, p ") {
 		t.Errorf("reading on 3 pairs still quotes an interval: %q", got)
 	}
 }

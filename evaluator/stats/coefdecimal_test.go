@@ -71,10 +71,10 @@ func TestSentencesRoundTheExportedDecimal(t *testing.T) {
 	for _, tc := range []struct {
 		got, want string
 	}{
-		{Interpret(Correlation{Coef: 0.285, P: 0.001, CILow: 0.125, CIHigh: 0.345, N: 200}),
-			"Weak agreement (0.29) over 200 samples, 95% interval 0.13 to 0.35."},
-		{Interpret(Correlation{Coef: math.Nextafter(0.285, 0), P: 0.001, CILow: -0.615, CIHigh: 0.865, N: 200}),
-			"Weak agreement (0.28), but with 200 samples the 95% interval is wide: -0.62 to 0.87."},
+		{Interpret(MethodPearson, Correlation{Coef: 0.285, P: 0.001, CILow: 0.125, CIHigh: 0.345, N: 200}),
+			"Weak agreement (Pearson r = 0.29) over 200 samples, 95% interval 0.13 to 0.35."},
+		{Interpret(MethodPearson, Correlation{Coef: math.Nextafter(0.285, 0), P: 0.001, CILow: -0.615, CIHigh: 0.865, N: 200}),
+			"Weak agreement (Pearson r = 0.28), but with 200 samples the 95% interval is wide: -0.62 to 0.87."},
 		{InterpretCeiling(0.345, 0.285), "The judge agrees with the average human better than one human agrees with the others (0.35 vs 0.29)."},
 		{InterpretCeilingWithAlpha(math.NaN(), math.NaN(), 0.615, 4), "The judge cannot be compared with the humans: its agreement could not be measured (the humans agree with each other at Krippendorff's α 0.62)."},
 	} {

@@ -67,6 +67,21 @@ func (m Method) Valid() bool {
 	return false
 }
 
+// Label is the coefficient's name as the pages' tables head it: "Pearson
+// r", "Spearman ρ", "Kendall τ-b" (Kendall's tau-b, the variant computed,
+// which corrects for ties). An unknown method is labelled by its string.
+func (m Method) Label() string {
+	switch m {
+	case MethodPearson:
+		return "Pearson r"
+	case MethodSpearman:
+		return "Spearman ρ"
+	case MethodKendall:
+		return "Kendall τ-b"
+	}
+	return string(m)
+}
+
 // minPairs is the smallest sample with a defined coefficient and test: with
 // two points any two distinct values correlate perfectly (±1), which says
 // nothing, and the t test has n-2 = 0 degrees of freedom.

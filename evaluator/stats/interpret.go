@@ -40,20 +40,23 @@ func Strength(coef float64) string {
 	}
 }
 
-// Interpret turns c into one plain sentence for readers who are not
-// statisticians, e.g.
+// Interpret turns c, a coefficient of kind m, into one plain sentence for
+// readers who are not statisticians, e.g. (m = MethodPearson)
 //
-//	Strong agreement (0.62), but with 40 samples the 95% interval is wide: 0.38 to 0.78.
-//	Weak agreement (0.16), likely not different from chance (p = 0.31).
-//	Too few samples to tell (12 samples; 0.45, 95% interval -0.20 to 0.85, p = 0.14).
+//	Strong agreement (Pearson r = 0.62), but with 40 samples the 95% interval is wide: 0.38 to 0.78.
+//	Weak agreement (Pearson r = 0.16), likely not different from chance (p = 0.31).
+//	Too few samples to tell (12 samples; Pearson r = 0.45, 95% interval -0.20 to 0.85, p = 0.14).
 //	Too few samples to say (n = 2).
 //
-// A negative coefficient is called disagreement: the judge tends to rank
-// high what humans rank low. When the sample cannot tell the coefficient
-// from chance (TooFewToTell) no strength band is named: "Very strong
-// disagreement (-0.81), likely not different from chance (p = 0.40)" on
-// three samples put a verdict first that the next words take back.
-func Interpret(c Correlation) string {
+// Each figure is named as the pages' tables head it (Method.Label): "Strong
+// agreement (0.62)" left a newcomer to guess which of the three
+// coefficients beside it, if any, 0.62 was. A negative coefficient is
+// called disagreement: the judge tends to rank high what humans rank low.
+// When the sample cannot tell the coefficient from chance (TooFewToTell)
+// no strength band is named: "Very strong disagreement (-0.81), likely not
+// different from chance (p = 0.40)" on three samples put a verdict first
+// that the next words take back.
+func Interpret(m Method, c Correlation) string {
 	if c.N < minPairs {
 		return fmt.Sprintf("Too few samples to say (n = %d)%s.", c.N, missingNote(c.Missing))
 	}
@@ -65,7 +68,7 @@ func Interpret(c Correlation) string {
 	// sits beside two bounds 0.30 apart.
 	lo, hi := hundredths(c.CILow), hundredths(c.CIHigh)
 	if TooFewToTell(c) {
-		figures := fmt.Sprintf("%.2f", hundredths(c.Coef))
+		figures := fmt.Sprintf("%s = %.2f", m.Label(), hundredths(c.Coef))
 		if !math.IsNaN(lo) && !math.IsNaN(hi) {
 			figures += fmt.Sprintf(", 95%% interval %.2f to %.2f", lo, hi)
 		}
@@ -74,7 +77,7 @@ func Interpret(c Correlation) string {
 		}
 		return fmt.Sprintf("Too few samples to tell (%d samples; %s)%s.", c.N, figures, missingNote(c.Missing))
 	}
-	head := headline(c.Coef)
+	head := headline(m, c.Coef)
 	switch {
 	case !math.IsNaN(c.P) && c.P >= alpha:
 		return fmt.Sprintf("%s, likely not different from chance (%s)%s.", head, PText(c.P), missingNote(c.Missing))
@@ -98,7 +101,7 @@ func Interpret(c Correlation) string {
 // the samples cannot tell from chance (p >= 0.05): a band named there is
 // the sample's noise, and more samples are what would tell. A weak or
 // negligible coefficient not different from chance is a reading in
-// itself ("Weak agreement (0.16), likely not different from chance") and
+// itself ("Weak agreement (Pearson r = 0.16), likely not different from chance") and
 // is not too few to tell. False when the coefficient is undefined.
 func TooFewToTell(c Correlation) bool {
 	if c.N < minPairs || math.IsNaN(c.Coef) {
@@ -110,11 +113,12 @@ func TooFewToTell(c Correlation) bool {
 	return !math.IsNaN(c.P) && c.P >= alpha && math.Abs(hundredths(c.Coef)) >= 0.3
 }
 
-// headline is "Strong agreement (0.74)", "Weak disagreement (-0.21)" or
-// "Negligible agreement (0.03)". The band is that of the coefficient as
-// printed: 0.6996 reads "Very strong agreement (0.70)", as a reader holding
-// 0.70 against the bands expects.
-func headline(coef float64) string {
+// headline is "Strong agreement (Pearson r = 0.74)", "Weak disagreement
+// (Spearman ρ = -0.21)" or "Negligible agreement (Kendall τ-b = 0.03)". The
+// band is that of the coefficient as printed: 0.6996 reads "Very strong
+// agreement (Pearson r = 0.70)", as a reader holding 0.70 against the bands
+// expects.
+func headline(m Method, coef float64) string {
 	coef = hundredths(coef)
 	s := Strength(coef)
 	noun := "agreement"
@@ -123,7 +127,7 @@ func headline(coef float64) string {
 	if coef < 0 && s != "negligible" {
 		noun = "disagreement"
 	}
-	return fmt.Sprintf("%c%s %s (%.2f)", s[0]-'a'+'A', s[1:], noun, coef)
+	return fmt.Sprintf("%c%s %s (%s = %.2f)", s[0]-'a'+'A', s[1:], noun, m.Label(), coef)
 }
 
 // PText writes a p-value the one way every page and sentence does:

@@ -33,38 +33,93 @@ func TestInterpret(t *testing.T) {
 		{"constant", Correlation{Coef: nan, P: nan, N: 12, CILow: nan, CIHigh: nan},
 			"Agreement cannot be measured: one side gave the same score to all 12 samples."},
 		{"wide interval", Correlation{Coef: 0.62, P: 0.00002, N: 40, CILow: 0.38, CIHigh: 0.78},
-			"Strong agreement (0.62), but with 40 samples the 95% interval is wide: 0.38 to 0.78."},
+			"Strong agreement (Pearson r = 0.62), but with 40 samples the 95% interval is wide: 0.38 to 0.78."},
 		{"narrow interval", Correlation{Coef: 0.79, P: 1e-40, N: 360, CILow: 0.74, CIHigh: 0.83},
-			"Very strong agreement (0.79) over 360 samples, 95% interval 0.74 to 0.83."},
+			"Very strong agreement (Pearson r = 0.79) over 360 samples, 95% interval 0.74 to 0.83."},
 		{"chance", Correlation{Coef: 0.16, P: 0.31, N: 42, CILow: nan, CIHigh: nan},
-			"Weak agreement (0.16), likely not different from chance (p = 0.31)."},
+			"Weak agreement (Pearson r = 0.16), likely not different from chance (p = 0.31)."},
 		{"negative significant", Correlation{Coef: -0.45, P: 0.004, N: 50, CILow: nan, CIHigh: nan},
-			"Moderate disagreement (-0.45) over 50 samples, unlikely to be chance (p = 0.004)."},
+			"Moderate disagreement (Pearson r = -0.45) over 50 samples, unlikely to be chance (p = 0.004)."},
 		{"negligible negative with missing", Correlation{Coef: -0.03, P: 0.8, N: 100, Missing: 3, CILow: nan, CIHigh: nan},
-			"Negligible agreement (-0.03), likely not different from chance (p = 0.80); 3 samples without both scores were left out."},
+			"Negligible agreement (Pearson r = -0.03), likely not different from chance (p = 0.80); 3 samples without both scores were left out."},
 		{"tiny p", Correlation{Coef: 0.5, P: 1e-9, N: 200, CILow: nan, CIHigh: nan},
-			"Strong agreement (0.50) over 200 samples, unlikely to be chance (p < 0.001)."},
+			"Strong agreement (Pearson r = 0.50) over 200 samples, unlikely to be chance (p < 0.001)."},
 		// A band named beside "not different from chance" is the sample's
 		// noise: three samples of 0-10 ratings read "Very strong
-		// disagreement (-0.81), likely not different from chance".
+		// disagreement (Pearson r = -0.81), likely not different from chance".
 		{"three samples, large p", Correlation{Coef: -0.8125, P: 0.397, N: 3, CILow: nan, CIHigh: nan},
-			"Too few samples to tell (3 samples; -0.81, p = 0.40)."},
+			"Too few samples to tell (3 samples; Pearson r = -0.81, p = 0.40)."},
 		{"three samples, small p", Correlation{Coef: 0.9999, P: 0.009, N: 3, Missing: 1, CILow: nan, CIHigh: nan},
-			"Too few samples to tell (3 samples; 1.00, p = 0.009); 1 sample without both scores was left out."},
+			"Too few samples to tell (3 samples; Pearson r = 1.00, p = 0.009); 1 sample without both scores was left out."},
 		{"moderate, not different from chance", Correlation{Coef: 0.45, P: 0.14, N: 12, CILow: -0.2, CIHigh: 0.85},
-			"Too few samples to tell (12 samples; 0.45, 95% interval -0.20 to 0.85, p = 0.14)."},
+			"Too few samples to tell (12 samples; Pearson r = 0.45, 95% interval -0.20 to 0.85, p = 0.14)."},
 		{"just moderate as printed", Correlation{Coef: -0.2996, P: 0.2, N: 20, CILow: nan, CIHigh: nan},
-			"Too few samples to tell (20 samples; -0.30, p = 0.20)."},
+			"Too few samples to tell (20 samples; Pearson r = -0.30, p = 0.20)."},
 		{"weak, not different from chance on four", Correlation{Coef: 0.29, P: 0.7, N: 4, CILow: -1, CIHigh: 1},
-			"Weak agreement (0.29), likely not different from chance (p = 0.70)."},
+			"Weak agreement (Pearson r = 0.29), likely not different from chance (p = 0.70)."},
 		{"very strong on four, significant", Correlation{Coef: 0.99, P: 0.01, N: 4, CILow: 0.9, CIHigh: 1},
-			"Very strong agreement (0.99) over 4 samples, 95% interval 0.90 to 1.00."},
+			"Very strong agreement (Pearson r = 0.99) over 4 samples, 95% interval 0.90 to 1.00."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := Interpret(tt.c); got != tt.want {
+			if got := Interpret(MethodPearson, tt.c); got != tt.want {
 				t.Errorf("Interpret =\n  %q\nwant\n  %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestInterpretNamesItsCoefficient: a reading printed its figure bare,
+// "Strong agreement (0.62), …" or "Too few samples to tell (8 samples;
+// 0.65, …)", under a table of three coefficients, and a newcomer could not
+// tell which one 0.62 was. Each sentence that reads a coefficient now names
+// it as the tables head it, for each kind; the two that read none (too few
+// to compute, one side constant) stay as they were.
+func TestInterpretNamesItsCoefficient(t *testing.T) {
+	nan := math.NaN()
+	wide := Correlation{Coef: 0.62, P: 0.00002, N: 40, CILow: 0.38, CIHigh: 0.78}
+	chance := Correlation{Coef: -0.16, P: 0.31, N: 42, CILow: nan, CIHigh: nan}
+	tooFew := Correlation{Coef: 0.65, P: 0.14, N: 8, CILow: -0.1, CIHigh: 0.92}
+	significant := Correlation{Coef: 0.5, P: 1e-9, N: 200, CILow: nan, CIHigh: nan}
+	tests := []struct {
+		m    Method
+		c    Correlation
+		want string
+	}{
+		{MethodPearson, wide, "Strong agreement (Pearson r = 0.62), but with 40 samples the 95% interval is wide: 0.38 to 0.78."},
+		{MethodSpearman, wide, "Strong agreement (Spearman ρ = 0.62), but with 40 samples the 95% interval is wide: 0.38 to 0.78."},
+		{MethodKendall, wide, "Strong agreement (Kendall τ-b = 0.62), but with 40 samples the 95% interval is wide: 0.38 to 0.78."},
+		{MethodPearson, chance, "Weak disagreement (Pearson r = -0.16), likely not different from chance (p = 0.31)."},
+		{MethodSpearman, chance, "Weak disagreement (Spearman ρ = -0.16), likely not different from chance (p = 0.31)."},
+		{MethodKendall, chance, "Weak disagreement (Kendall τ-b = -0.16), likely not different from chance (p = 0.31)."},
+		{MethodPearson, tooFew, "Too few samples to tell (8 samples; Pearson r = 0.65, 95% interval -0.10 to 0.92, p = 0.14)."},
+		{MethodSpearman, tooFew, "Too few samples to tell (8 samples; Spearman ρ = 0.65, 95% interval -0.10 to 0.92, p = 0.14)."},
+		{MethodKendall, tooFew, "Too few samples to tell (8 samples; Kendall τ-b = 0.65, 95% interval -0.10 to 0.92, p = 0.14)."},
+		{MethodSpearman, significant, "Strong agreement (Spearman ρ = 0.50) over 200 samples, unlikely to be chance (p < 0.001)."},
+		{MethodKendall, Correlation{Coef: 0.79, P: 1e-40, N: 360, CILow: 0.74, CIHigh: 0.83},
+			"Very strong agreement (Kendall τ-b = 0.79) over 360 samples, 95% interval 0.74 to 0.83."},
+		{MethodKendall, Correlation{Coef: nan, P: nan, N: 2, CILow: nan, CIHigh: nan}, "Too few samples to say (n = 2)."},
+		{MethodSpearman, Correlation{Coef: nan, P: nan, N: 12, CILow: nan, CIHigh: nan},
+			"Agreement cannot be measured: one side gave the same score to all 12 samples."},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.m)+" "+tt.want[:12], func(t *testing.T) {
+			if got := Interpret(tt.m, tt.c); got != tt.want {
+				t.Errorf("Interpret(%s) =\n  %q\nwant\n  %q", tt.m, got, tt.want)
+			}
+		})
+	}
+}
+
+// TestMethodLabel: the names the readings give each coefficient are the
+// tables' headings.
+func TestMethodLabel(t *testing.T) {
+	for _, tt := range []struct {
+		m    Method
+		want string
+	}{{MethodPearson, "Pearson r"}, {MethodSpearman, "Spearman ρ"}, {MethodKendall, "Kendall τ-b"}, {"other", "other"}} {
+		if got := tt.m.Label(); got != tt.want {
+			t.Errorf("%q.Label() = %q, want %q", tt.m, got, tt.want)
+		}
 	}
 }
