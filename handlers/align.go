@@ -117,7 +117,7 @@ func (h *Handlers) alignStartView(c echo.Context, run models.Run, f alignForm) w
 	ctx := c.Request().Context()
 	v := web.AlignStartView{Page: page(c, "Align the judge: run "+strconv.FormatInt(run.ID, 10)), RunID: run.ID, RunName: run.Name,
 		Problem: alignProblem(run), Seed: f.seed, HeldOutPercent: f.heldOutPercent, Criterion: f.criterion, Errors: f.errs,
-		Simulated: run.Simulated, MinHeldOut: align.MinHeldOut}
+		Simulated: run.Simulated, MinHeldOut: align.MinHeldOut, ProjectCrumb: h.projectCrumb(ctx, h.workspaceID(c), run.ProjectID)}
 	for i, cr := range run.RubricSnapshot.Criteria {
 		v.Criteria = append(v.Criteria, web.AlignCriterionOption{Index: i, Name: cr.Name, HasHuman: alignable(cr), NoHumanNote: alignNoHumanNote(cr), MeanOf: meanOf(cr)})
 	}

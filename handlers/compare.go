@@ -429,6 +429,7 @@ func (h *Handlers) compareRuns(c echo.Context) error {
 		return err
 	}
 	v.Page = page(c, "Compare runs")
+	v.ProjectCrumb = h.projectCrumb(c.Request().Context(), h.workspaceID(c), cmp.a.ProjectID)
 	return render(c, http.StatusOK, web.ComparePage(v))
 }
 
@@ -1085,6 +1086,7 @@ func (h *Handlers) compareSample(c echo.Context) error {
 	if err := h.sayWhyCompareHumanMissing(c.Request().Context(), cmp, &v, readerMember); err != nil {
 		return err
 	}
+	v.ProjectCrumb = h.projectCrumb(c.Request().Context(), h.workspaceID(c), cmp.a.ProjectID)
 	return render(c, http.StatusOK, web.CompareSamplePage(v))
 }
 

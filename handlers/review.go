@@ -1017,7 +1017,8 @@ func (h *Handlers) reviewQueue(c echo.Context, full bool) error {
 		return err
 	}
 	q := parseQueueQuery(c)
-	v := web.ReviewQueueView{Page: page(c, "Review "+ds.Name), Dataset: ds, Order: q.Order, Seed: q.Seed, Blind: q.Blind, CanRate: canRate(c)}
+	v := web.ReviewQueueView{Page: page(c, "Review "+ds.Name), Dataset: ds, Order: q.Order, Seed: q.Seed, Blind: q.Blind, CanRate: canRate(c),
+		ProjectCrumb: h.projectCrumb(ctx, ds.WorkspaceID, ds.ProjectID)}
 	v.AllRuns = c.QueryParam("runs") == "all"
 	runs, run, asked, more, err := h.queueRuns(ctx, ds, v.AllRuns, q.RunID)
 	if err != nil {

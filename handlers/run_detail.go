@@ -43,6 +43,7 @@ func (h *Handlers) showRunSample(c echo.Context) error {
 	if v.Review, err = h.sampleReviewPanel(c, run, rowID, &v); err != nil {
 		return err
 	}
+	v.ProjectCrumb = h.projectCrumb(c.Request().Context(), h.workspaceID(c), run.ProjectID)
 	return render(c, http.StatusOK, web.RunSamplePage(v))
 }
 
@@ -337,7 +338,8 @@ func (h *Handlers) showRunBatch(c echo.Context) error {
 	}
 	m := methods.For(run.Method)
 	crit := unitCriterion(run, m, b.CriterionIndex)
-	v := web.RunBatchView{Page: page(c, crit+" "+m.Words().Unit), Run: run, Batch: b, Criterion: crit}
+	v := web.RunBatchView{Page: page(c, crit+" "+m.Words().Unit), Run: run, Batch: b, Criterion: crit,
+		ProjectCrumb: h.projectCrumb(ctx, h.workspaceID(c), run.ProjectID)}
 	human := ""
 	if b.CriterionIndex < len(run.RubricSnapshot.Criteria) && crit != "All criteria" {
 		human = run.RubricSnapshot.Criteria[b.CriterionIndex].HumanColumn

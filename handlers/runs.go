@@ -864,7 +864,8 @@ func (h *Handlers) listRunBatches(c echo.Context) error {
 		return err
 	}
 	v := web.RunBatchesView{Page: page(c, run.Name+": calls"), Run: run, Failed: f.Failed, Cause: f.Kind, Causes: failureViews(run.ID, causes),
-		Total: total, At: at, Pages: max(1, (total+batchesPerPage-1)/batchesPerPage)}
+		Total: total, At: at, Pages: max(1, (total+batchesPerPage-1)/batchesPerPage),
+		ProjectCrumb: h.projectCrumb(ctx, h.workspaceID(c), run.ProjectID)}
 	m := methods.For(run.Method)
 	// A sample-wise method's unit is one sample: the list names it by its
 	// id, as its page does ("Sample tc-000"), not by the unit's number,

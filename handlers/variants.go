@@ -57,7 +57,8 @@ func (h *Handlers) variantsView(c echo.Context, run models.Run, f variantForms) 
 		Method: methods.Label(run.Method), Status: run.Status, Finished: run.Finished(), Seed: run.Settings.Seed,
 		Dataset: "(deleted dataset)", NewSeed: f.seed, DeletePercent: f.deletePct, ReplacePercent: f.replacePct, NoiseSeed: f.noiseSeed,
 		LexiconWords: len(perturb.DefaultLexicon()), Task: f.task,
-		ReseedErrors: f.reseedErrs, NoiseErrors: f.noiseErrs, RewordErrors: f.rewordErrs}
+		ReseedErrors: f.reseedErrs, NoiseErrors: f.noiseErrs, RewordErrors: f.rewordErrs,
+		ProjectCrumb: h.projectCrumb(ctx, h.workspaceID(c), run.ProjectID)}
 	if d, err := h.DB.FindDataset(ctx, h.workspaceID(c), run.DatasetID); err == nil {
 		v.Dataset = d.Name
 	}
