@@ -157,3 +157,30 @@ func TestRemovedWhileWorkingElsewhere(t *testing.T) {
 		}
 	})
 }
+
+// TestLeftWorkspaceTextSaysWhoRemoved: the removal notice names who
+// removed the person when the log says (else "an owner"), says so of one
+// who removed themselves, and says how to open the workspace's pages again
+// unless it refuses a form (the review's refusal page says what to do).
+func TestLeftWorkspaceTextSaysWhoRemoved(t *testing.T) {
+	b := models.Workspace{ID: 2, Name: "B"}
+	for _, tt := range []struct {
+		name    string
+		p       Principal
+		refused bool
+		want    string
+	}{
+		{"unknown remover, a page", Principal{Left: "A", Workspace: b}, false,
+			`You are no longer a member of workspace “A”: an owner removed you. You now work in workspace “B”. To open the pages of workspace “A” again, ask one of its owners to invite you again.`},
+		{"known remover, a page", Principal{Left: "A", LeftBy: "Ada <ada@x.test>", Workspace: b}, false,
+			`You are no longer a member of workspace “A”: Ada <ada@x.test> removed you. You now work in workspace “B”. To open the pages of workspace “A” again, ask one of its owners to invite you again.`},
+		{"removed themselves, in no workspace", Principal{Left: "A", LeftSelf: true}, false,
+			`You are no longer a member of workspace “A”: you removed yourself. Ask an owner of a workspace for an invite, or create a workspace of your own on Your account. To open the pages of workspace “A” again, ask one of its owners to invite you again.`},
+		{"known remover, a form", Principal{Left: "A", LeftBy: "Ada <ada@x.test>", Workspace: b}, true,
+			`You are no longer a member of workspace “A”: Ada <ada@x.test> removed you. Nothing you sent from its pages was saved. You now work in workspace “B”.`},
+	} {
+		if got := leftWorkspaceText(tt.p, tt.refused); got != tt.want {
+			t.Errorf("%s:\n got %s\nwant %s", tt.name, got, tt.want)
+		}
+	}
+}
