@@ -139,8 +139,7 @@ type Principal struct {
 	Left string
 	// LeftBy is who removed them from Left, as the workspace's audit log
 	// recorded it ("" when not known: "an owner"); LeftSelf when they
-	// removed themselves. Set only where the removal was read from the log
-	// (removalRefusal).
+	// removed themselves.
 	LeftBy   string
 	LeftSelf bool
 }
@@ -435,10 +434,20 @@ func (h *Handlers) principalFor(c echo.Context) (Principal, error) {
 			p.Workspace, p.Role = wss[0].Workspace, wss[0].Role
 			sm.Put(ctx, sessWorkspaceID, p.Workspace.ID)
 		}
+		leftID := want
 		if p.Left == "" {
 			if p.Left, err = h.leftReviewSave(c, wss); err != nil {
 				return Principal{}, err
 			}
+			leftID = sm.GetInt64(ctx, sessLeftWorkspaceID)
+		}
+		if p.Left != "" {
+			// Who removed them, when the workspace's log says.
+			rm, err := h.DB.RemovalFrom(ctx, leftID, u.ID, u.Email)
+			if err != nil {
+				return Principal{}, err
+			}
+			p.LeftBy, p.LeftSelf = rm.By, rm.Self
 		}
 		return p, nil
 	}

@@ -26,7 +26,8 @@ import (
 // save a review there. A stranger to A (never a member) still gets "not
 // found", and no word of A. On the old code the pages and the save were
 // answered 404 (or "not a member of any workspace yet", or refused for
-// B's role) and the typed text was lost.
+// B's role) and the typed text was lost. One whose session worked in A is
+// told on their first page who removed them (it said "an owner").
 func TestRemovedWhileWorkingElsewhere(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		ctx := context.Background()
@@ -47,11 +48,13 @@ func TestRemovedWhileWorkingElsewhere(t *testing.T) {
 		must(t, env.db.Gorm.Create(&models.Membership{WorkspaceID: env.ws.ID, UserID: vic.ID, Role: models.RoleReviewer, CreatedAt: time.Now().UTC()}).Error)
 		rob := env.createUser(env.ws.ID, "rob@removed.test", models.RoleReviewer)
 		sam := env.createUser(b.ID, "sam@removed.test", models.RoleOwner)
+		tina := env.createUser(env.ws.ID, "tina@removed.test", models.RoleReviewer) // her session works in A
+		tinaCookie := env.workspaceCookie(tina, env.ws.ID)
 
 		// Their sessions work in B before the removal (rob's in A).
 		cookies := map[int64]*http.Cookie{rita.ID: env.workspaceCookie(rita, b.ID), vic.ID: env.workspaceCookie(vic, b.ID), sam.ID: env.workspaceCookie(sam, b.ID)}
 		oc := env.workspaceCookie(owner, env.ws.ID)
-		for _, u := range []models.User{rita, vic, rob} {
+		for _, u := range []models.User{rita, vic, rob, tina} {
 			if rec := env.send(http.MethodPost, fmt.Sprintf("/members/%d/remove", u.ID), url.Values{}, "", oc); rec.Code != http.StatusSeeOther {
 				t.Fatalf("remove %s: %d %.300s", u.Email, rec.Code, rec.Body)
 			}
@@ -102,6 +105,17 @@ func TestRemovedWhileWorkingElsewhere(t *testing.T) {
 				})
 			}
 		}
+
+		// A session that worked in A: its first page says so, naming the
+		// remover too.
+		t.Run("the session's workspace left, its first page", func(t *testing.T) {
+			rec := env.send(http.MethodGet, "/account", nil, "", tinaCookie)
+			for _, w := range []string{removed, openAgain} {
+				if !strings.Contains(rec.Body.String(), w) {
+					t.Errorf("GET /account = %d, lacks %q:\n%s", rec.Code, w, rec.Body)
+				}
+			}
+		})
 
 		row := d.rowIDs[1]
 		form := url.Values{"run": {fmt.Sprint(run.ID)}, "row": {fmt.Sprint(row)}, "criterion": {"Quality"}, "score": {"2"},

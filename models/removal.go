@@ -51,22 +51,31 @@ func (db *DB) RemovedFromWorkspaceOf(ctx context.Context, kind string, id, userI
 	if member > 0 {
 		return Removal{}, false, nil
 	}
+	rm, err := db.RemovalFrom(ctx, wss[0], userID, email)
+	return rm, rm.WorkspaceID != 0, err
+}
+
+// RemovalFrom is the latest removal of the account userID (address email)
+// from workspace wsID that its log records (the zero Removal when none):
+// who removed them, for the notice of a removal found otherwise (the
+// session's workspace no longer the account's).
+func (db *DB) RemovalFrom(ctx context.Context, wsID, userID int64, email string) (Removal, error) {
 	var evs []AuditEvent
-	err := r.Where("workspace_id = ? AND action = ? AND target = ?", wss[0], AuditMemberRemoved, email).
+	err := db.Reader(ctx).Where("workspace_id = ? AND action = ? AND target = ?", wsID, AuditMemberRemoved, email).
 		Order("id DESC").Limit(1).Find(&evs).Error
 	if err != nil {
-		return Removal{}, false, fmt.Errorf("read the removal from workspace %d: %w", wss[0], err)
+		return Removal{}, fmt.Errorf("read the removal from workspace %d: %w", wsID, err)
 	}
 	if len(evs) == 0 {
-		return Removal{}, false, nil
+		return Removal{}, nil
 	}
-	name, err := db.WorkspaceName(ctx, wss[0])
+	name, err := db.WorkspaceName(ctx, wsID)
 	if err != nil {
-		return Removal{}, false, err
+		return Removal{}, err
 	}
-	rm := Removal{WorkspaceID: wss[0], Workspace: name, By: evs[0].Actor}
+	rm := Removal{WorkspaceID: wsID, Workspace: name, By: evs[0].Actor}
 	if evs[0].ActorUserID != nil && *evs[0].ActorUserID == userID {
 		rm.By, rm.Self = "", true
 	}
-	return rm, true, nil
+	return rm, nil
 }
