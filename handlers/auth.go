@@ -137,6 +137,11 @@ type Principal struct {
 	// a form posted from a page of the workspace left is refused (require)
 	// rather than answered "not found" from the other workspace.
 	Left string
+	// LeftBy is who removed them from Left, as the workspace's audit log
+	// recorded it ("" when not known: "an owner"); LeftSelf when they
+	// removed themselves.
+	LeftBy   string
+	LeftSelf bool
 }
 
 // ActorLabel names the principal in the audit log.
@@ -429,10 +434,20 @@ func (h *Handlers) principalFor(c echo.Context) (Principal, error) {
 			p.Workspace, p.Role = wss[0].Workspace, wss[0].Role
 			sm.Put(ctx, sessWorkspaceID, p.Workspace.ID)
 		}
+		leftID := want
 		if p.Left == "" {
 			if p.Left, err = h.leftReviewSave(c, wss); err != nil {
 				return Principal{}, err
 			}
+			leftID = sm.GetInt64(ctx, sessLeftWorkspaceID)
+		}
+		if p.Left != "" {
+			// Who removed them, when the workspace's log says.
+			rm, err := h.DB.RemovalFrom(ctx, leftID, u.ID, u.Email)
+			if err != nil {
+				return Principal{}, err
+			}
+			p.LeftBy, p.LeftSelf = rm.By, rm.Self
 		}
 		return p, nil
 	}
@@ -567,6 +582,14 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 				return echo.NewHTTPError(http.StatusUnauthorized, "Sign in first.")
 			}
 			if need := a.role(); need != "" {
+				if p.Left == "" && (p.Workspace.ID == 0 || !p.Role.AtLeast(need)) {
+					// Refused here for being in no workspace, or for a role
+					// of the workspace they work in now: an address of a
+					// workspace they were removed from says so instead.
+					if err := h.removalRefusal(c); err != nil {
+						return err
+					}
+				}
 				if p.Left != "" && (p.Workspace.ID == 0 || !safeMethod(c.Request().Method)) {
 					// "Nothing you sent was saved" only of a form: a page
 					// asked for sent nothing.
@@ -585,6 +608,44 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 			return next(c)
 		}
 	}
+}
+
+// removalRefusal answers a request for a page or form of an object (a
+// project, dataset, run, rubric, experiment or alignment, by the id in its
+// address) of a workspace its signed-in sender was removed from and is
+// not a member of again, though their session moved on before (removed
+// while working in another workspace, or another tab told them first): a
+// 403 saying which workspace, who removed them when the log says, and what
+// to do (leftWorkspaceText), marked errLeftWorkspace so that a review's
+// save keeps what was typed (reviewRefused). Where they were answered "not
+// found" from the workspace they work in now, or refused for its role, and
+// the typed text was lost. Nothing of the object is read or shown: only
+// the workspace's name, which they knew. The principal in the request's
+// context gets Left (the error page's navigation and the review refusal
+// read it). nil when the address names no such object: the caller's own
+// answer stands. Read only on a refusal or a "not found", never on a page
+// served.
+func (h *Handlers) removalRefusal(c echo.Context) error {
+	ctx := c.Request().Context()
+	p := principalOf(ctx)
+	if p.Kind != Account || p.Left != "" {
+		return nil
+	}
+	parts := strings.Split(strings.TrimPrefix(c.Path(), "/"), "/")
+	if len(parts) < 2 || parts[1] != ":id" {
+		return nil
+	}
+	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
+	if err != nil {
+		return nil
+	}
+	rm, ok, err := h.DB.RemovedFromWorkspaceOf(ctx, parts[0], id, p.User.ID, p.User.Email)
+	if err != nil || !ok {
+		return err
+	}
+	p.Left, p.LeftBy, p.LeftSelf = rm.Workspace, rm.By, rm.Self
+	c.SetRequest(c.Request().WithContext(context.WithValue(ctx, principalKey{}, p)))
+	return echo.NewHTTPError(http.StatusForbidden, leftWorkspaceText(p, !safeMethod(c.Request().Method))).WithInternal(errLeftWorkspace)
 }
 
 // readOnlyTokenRefusal says why a read-only token is refused a route that
@@ -651,16 +712,32 @@ func (h *Handlers) auditIn(c echo.Context, wsID int64, p Principal, action, targ
 func safeMethod(m string) bool { return m == http.MethodGet || m == http.MethodHead }
 
 // leftWorkspaceText tells a person that they are no longer a member of the
-// workspace their session had chosen (p.Left), and where they work now;
-// refused says that what they sent (a form of a page of that workspace)
-// was not saved.
+// workspace their session had chosen, or whose page they asked for
+// (p.Left), who removed them when known (p.LeftBy, else "an owner"), and
+// where they work now; refused says that what they sent (a form of a page
+// of that workspace) was not saved, else how to open its pages again.
 func leftWorkspaceText(p Principal, refused bool) string {
-	text := fmt.Sprintf("You are no longer a member of workspace %s: an owner removed you.", web.Quoted(p.Left))
+	by := "an owner removed you"
+	switch {
+	case p.LeftSelf:
+		by = "you removed yourself"
+	case p.LeftBy != "":
+		by = p.LeftBy + " removed you"
+	}
+	text := fmt.Sprintf("You are no longer a member of workspace %s: %s.", web.Quoted(p.Left), by)
 	if refused {
 		text += " Nothing you sent from its pages was saved."
 	}
 	if p.Workspace.ID != 0 {
-		return text + fmt.Sprintf(" You now work in workspace %s.", web.Quoted(p.Workspace.Name))
+		text += fmt.Sprintf(" You now work in workspace %s.", web.Quoted(p.Workspace.Name))
+	} else {
+		text += " Ask an owner of a workspace for an invite, or create a workspace of your own on Your account."
 	}
-	return text + " Ask an owner of a workspace for an invite, or create a workspace of your own on Your account."
+	if !refused {
+		// What to do to open its pages again (a link from a mail, a
+		// bookmark). A refused form says nothing more here: the review's
+		// refusal page says it below the message (reviewRefused).
+		text += fmt.Sprintf(" To open the pages of workspace %s again, ask one of its owners to invite you again.", web.Quoted(p.Left))
+	}
+	return text
 }

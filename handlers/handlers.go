@@ -305,6 +305,17 @@ func (h *Handlers) ErrorHandler(err error, c echo.Context) {
 			status = http.StatusUnauthorized
 		}
 	}
+	if status == http.StatusNotFound && !wantsJSON(c.Request()) {
+		// A page or form of a workspace its sender was removed from,
+		// asked for while working in another: say so (removalRefusal).
+		if rerr := h.removalRefusal(c); rerr != nil {
+			if errors.As(rerr, &he) {
+				err, status, msg = rerr, he.Code, he.Message.(string)
+			} else {
+				h.Log.Error("read a removal from a workspace", "path", c.Request().URL.Path, "err", rerr)
+			}
+		}
+	}
 	if status >= 500 {
 		args := []any{"method", c.Request().Method, "path", c.Request().URL.Path, "err", err}
 		if me := (*models.Error)(nil); errors.As(err, &me) && me.Message != "" && me.Err != nil {
