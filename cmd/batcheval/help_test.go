@@ -161,3 +161,32 @@ func flagsListed(help string) []string {
 	}
 	return out
 }
+
+// TestCommandHelpFlagPrintsToStdout: `batcheval CMD --help` prints the
+// same help as `batcheval help CMD`, on stdout, so it can be piped to a
+// pager; it went to stderr (cli51 found it), and `| less` showed nothing.
+func TestCommandHelpFlagPrintsToStdout(t *testing.T) {
+	for _, path := range [][]string{{"serve"}, {"worker"}, {"migrate"}, {"run"}, {"resume"}, {"admin", "create-user"}} {
+		for _, flag := range []string{"--help", "-h"} {
+			t.Run(strings.Join(append(slices.Clone(path), flag), " "), func(t *testing.T) {
+				var out, errOut bytes.Buffer
+				err := run(context.Background(), append(slices.Clone(path), flag), func(string) string { return "" }, &out, &errOut)
+				if err != nil {
+					t.Fatalf("batcheval %s %s: %v", strings.Join(path, " "), flag, err)
+				}
+				if errOut.Len() > 0 {
+					t.Errorf("the help went to stderr: %q", errOut.String())
+				}
+				want, _ := helpOf(t, path...)
+				if out.String() != want || !strings.Contains(want, "--") {
+					t.Errorf("stdout:\n%s\nwant what `batcheval help %s` prints:\n%s", out.String(), strings.Join(path, " "), want)
+				}
+			})
+		}
+	}
+	// A refusal still goes to stderr.
+	var out, errOut bytes.Buffer
+	if err := run(context.Background(), []string{"run", "--no-such-flag"}, func(string) string { return "" }, &out, &errOut); err == nil || out.Len() > 0 {
+		t.Errorf("an unknown flag: err %v, stdout %q", err, out.String())
+	}
+}

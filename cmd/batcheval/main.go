@@ -58,9 +58,25 @@ func isCommand(word string) bool {
 	return false
 }
 
+// isHelpFlag says whether arg asks for a command's help, in any of the
+// spellings the flag package takes.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "--h", "-help", "--help":
+		return true
+	}
+	return false
+}
+
 // run is main without the process: arguments, environment and output are
 // passed in so tests can drive it.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && isCommand(args[0]) && slices.ContainsFunc(args[1:], isHelpFlag) {
+		// Help asked for (`batcheval run --help`) goes to stdout, as
+		// `batcheval help run`'s does, so it can be piped to a pager; the
+		// flag package wrote it to the error stream.
+		stderr = stdout
+	}
 	err := runCommand(ctx, args, getenv, stdout, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil // the help was printed, as asked: not an error
