@@ -379,7 +379,7 @@ func TestWordFlagsReadAsBefore(t *testing.T) {
 		t.Errorf("BATCHEVAL_LOG_FORMAT=yaml: %v", err)
 	}
 	var help strings.Builder
-	if err := run(context.Background(), []string{"run", "-h"}, func(string) string { return "" }, io.Discard, &help); err != nil {
+	if err := run(context.Background(), []string{"run", "-h"}, func(string) string { return "" }, &help, io.Discard); err != nil {
 		t.Fatalf("run -h: %v", err)
 	}
 	for _, want := range []string{"--key-header bearer|api-key\n", "--log-level debug|info|warn|error\n", "--log-format text|json\n", "(default bearer)\n", "(env BATCHEVAL_LOG_LEVEL) (default info)\n", "(env BATCHEVAL_LOG_FORMAT) (default text)\n"} {
@@ -415,11 +415,11 @@ func TestHelpShowsDefaultsAsTyped(t *testing.T) {
 		{[]string{"resume", "-h"}, []string{"Usage: batcheval resume [flags] RUN_ID", "--queue-only\n"}},
 		{[]string{"admin", "create-user", "-h"}, []string{"--role string\n", "(default default)\n"}},
 	} {
-		var stderr strings.Builder
-		if err := run(context.Background(), tc.args, func(string) string { return "" }, io.Discard, &stderr); err != nil {
+		var stdout strings.Builder // asked for, the help is printed on stdout
+		if err := run(context.Background(), tc.args, func(string) string { return "" }, &stdout, io.Discard); err != nil {
 			t.Errorf("%v: %v, want the help and no error", tc.args, err)
 		}
-		help := stderr.String()
+		help := stdout.String()
 		for _, w := range tc.want {
 			if !strings.Contains(help, w) {
 				t.Errorf("%v: the help does not say %q:\n%s", tc.args, w, help)

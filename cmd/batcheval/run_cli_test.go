@@ -226,17 +226,17 @@ func TestCommandHelpListsItsOwnFlags(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.cmd, func(t *testing.T) {
-			_, stderr, err := runCLI(t, tc.cmd, "--help")
-			if err != nil { // help asked for is no error, for every command
+			help, _, err := runCLI(t, tc.cmd, "--help") // asked for, the help is on stdout
+			if err != nil {                             // help asked for is no error, for every command
 				t.Errorf("%s --help: %v, want no error", tc.cmd, err)
 			}
 			flags := map[string]bool{}
-			for _, m := range regexp.MustCompile(`(?m)^  -(-[a-z-]+)`).FindAllStringSubmatch(stderr, -1) {
+			for _, m := range regexp.MustCompile(`(?m)^  -(-[a-z-]+)`).FindAllStringSubmatch(help, -1) {
 				flags[m[1]] = true
 			}
 			for _, f := range tc.want {
 				if !flags[f] {
-					t.Errorf("%s --help lacks %s:\n%s", tc.cmd, f, stderr)
+					t.Errorf("%s --help lacks %s:\n%s", tc.cmd, f, help)
 				}
 			}
 			for _, f := range tc.not {
