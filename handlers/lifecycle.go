@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 
 	"github.com/batcheval/batcheval/models"
@@ -54,6 +55,9 @@ type lifecycleObject struct {
 	archivedAt *time.Time
 	// after is where to go once the object is in the trash.
 	after string
+	// projectID is the project the object lives under (0 for a project
+	// or a judge).
+	projectID int64
 }
 
 func (h *Handlers) findLifecycleObject(ctx context.Context, wsID int64, k models.Kind, id int64) (lifecycleObject, error) {
@@ -61,24 +65,50 @@ func (h *Handlers) findLifecycleObject(ctx context.Context, wsID int64, k models
 	switch k {
 	case models.KindProject:
 		p, err := h.DB.FindProject(ctx, wsID, id)
-		return lifecycleObject{p.Name, p.ArchivedAt, "/"}, err
+		return lifecycleObject{p.Name, p.ArchivedAt, "/", 0}, err
 	case models.KindDataset:
 		d, err := h.DB.FindDataset(ctx, wsID, id)
-		return lifecycleObject{d.Name, d.ArchivedAt, projectPath(d.ProjectID)}, err
+		return lifecycleObject{d.Name, d.ArchivedAt, projectPath(d.ProjectID), d.ProjectID}, err
 	case models.KindRubric:
 		r, err := h.DB.FindRubric(ctx, wsID, id)
-		return lifecycleObject{r.Name, r.ArchivedAt, projectPath(r.ProjectID)}, err
+		return lifecycleObject{r.Name, r.ArchivedAt, projectPath(r.ProjectID), r.ProjectID}, err
 	case models.KindJudge:
 		j, err := h.DB.FindJudge(ctx, wsID, id)
-		return lifecycleObject{j.Name, j.ArchivedAt, "/judges"}, err
+		return lifecycleObject{j.Name, j.ArchivedAt, "/judges", 0}, err
 	case models.KindRun:
 		r, err := h.DB.FindRun(ctx, wsID, id)
-		return lifecycleObject{r.Name, r.ArchivedAt, projectPath(r.ProjectID)}, err
+		return lifecycleObject{r.Name, r.ArchivedAt, projectPath(r.ProjectID), r.ProjectID}, err
 	case models.KindExperiment:
 		e, err := h.DB.FindExperiment(ctx, wsID, id)
-		return lifecycleObject{e.Name, e.ArchivedAt, projectPath(e.ProjectID) + "/experiments"}, err
+		return lifecycleObject{e.Name, e.ArchivedAt, projectPath(e.ProjectID) + "/experiments", e.ProjectID}, err
 	}
 	return o, models.Errorf(models.ENotFound, "no such kind %s", web.Quoted(string(k)))
+}
+
+// lifecycleParents is the start of a rename or delete page's trail, the
+// steps before the object itself, as the object's own page starts its
+// trail: for what lives under a project, the project (projectCrumb: its
+// name, or a neutral label when it cannot be read) and the project's list
+// that holds the object; the judges' list for a judge; nothing for a
+// project, which is the trail's first step itself.
+func (h *Handlers) lifecycleParents(ctx context.Context, wsID int64, k models.Kind, o lifecycleObject) []web.Crumb {
+	if k == models.KindJudge {
+		return []web.Crumb{{Label: "Judges", Href: "/judges"}}
+	}
+	if o.projectID == 0 {
+		return nil
+	}
+	project := h.projectCrumb(ctx, wsID, o.projectID)
+	list := web.Crumb{Label: "Runs", Href: "/runs"} // as the run page's trail
+	switch k {
+	case models.KindDataset:
+		list = web.Crumb{Label: "Datasets", Href: templ.SafeURL(projectPath(o.projectID) + "#datasets")}
+	case models.KindRubric:
+		list = web.Crumb{Label: "Rubrics", Href: templ.SafeURL(projectPath(o.projectID) + "#rubrics")}
+	case models.KindExperiment:
+		list = web.Crumb{Label: "Experiments", Href: templ.SafeURL(projectPath(o.projectID) + "/experiments")}
+	}
+	return []web.Crumb{project, list}
 }
 
 func auditTarget(k models.Kind, id int64) string { return string(k) + " " + strconv.FormatInt(id, 10) }
@@ -117,7 +147,8 @@ func (h *Handlers) renameObject(k models.Kind) echo.HandlerFunc {
 				msg = "Not renamed: someone renamed this " + string(k) + " to " + web.Quoted(o.name) + " after you opened the page. Your name is kept below: rename again to replace theirs."
 			}
 			return render(c, status, web.RenamePage(web.RenameView{
-				Page: page(c, "Rename "+string(k)), Manage: manageFor(c, k, id, o.name, o.archivedAt), Typed: typed, Error: msg}))
+				Page: page(c, "Rename "+string(k)), Manage: manageFor(c, k, id, o.name, o.archivedAt), Typed: typed, Error: msg,
+				Parents: h.lifecycleParents(ctx, h.workspaceID(c), k, o)}))
 		}
 		if err != nil {
 			return err
@@ -163,12 +194,17 @@ func (h *Handlers) showDeleteObject(k models.Kind) echo.HandlerFunc {
 }
 
 func (h *Handlers) renderDelete(c echo.Context, status int, k models.Kind, id int64, msg string) error {
-	plan, err := h.DB.PlanTrash(c.Request().Context(), h.workspaceID(c), k, id)
+	ctx, ws := c.Request().Context(), h.workspaceID(c)
+	plan, err := h.DB.PlanTrash(ctx, ws, k, id)
+	if err != nil {
+		return err
+	}
+	o, err := h.findLifecycleObject(ctx, ws, k, id)
 	if err != nil {
 		return err
 	}
 	return render(c, status, web.DeletePage(web.DeleteView{Page: page(c, "Delete "+plan.Name), Plan: plan,
-		BaseURL: lifecycleBase(k, id), ViewURL: web.ObjectURL(k, id), Error: msg}))
+		BaseURL: lifecycleBase(k, id), ViewURL: web.ObjectURL(k, id), Error: msg, Parents: h.lifecycleParents(ctx, ws, k, o)}))
 }
 
 // deleteObject moves an object and what goes with it to the trash. A post

@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -107,6 +108,84 @@ func TestRunPagesCrumbsStartAtProject(t *testing.T) {
 				if i := strings.Index(body, leak); i >= 0 {
 					t.Errorf("%s: the shared page holds %s: %.300q", p, leak, body[max(0, i-150):])
 				}
+			}
+		}
+	})
+}
+
+// TestRenameDeleteCrumbsStartAtProject: the rename page (a refused
+// rename) and the delete page of each object that lives under a project
+// (dataset, rubric, run, experiment) start their trail with the project,
+// escaped and linking to its page, then the project's list that holds the
+// object, the object, and the page's own label, as the object's page
+// starts; they started with the object. A project's pages start with the
+// project itself, and a judge's with the judges' list.
+func TestRenameDeleteCrumbsStartAtProject(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		ctx := context.Background()
+		const projectName = `Q&A <b>support</b>`
+		must(t, env.db.Gorm.Table("projects").Where("id = ?", env.project.ID).Update("name", projectName).Error)
+		d := env.demo()
+		runID := env.launch(d.launchForm("1", "10"))
+		run := env.waitRun(runID, 30*time.Second)
+		e := models.Experiment{WorkspaceID: env.ws.ID, ProjectID: env.project.ID, DatasetID: d.dataset.ID, RubricID: &d.rubric.ID, Name: "Methods <on> & the demo"}
+		must(t, env.db.CreateExperiment(ctx, &e))
+		p := env.project.ID
+		projectLink := fmt.Sprintf(`<a href="/projects/%d">%s</a>`, p, html.EscapeString(projectName))
+		link := func(href, label string) string {
+			return fmt.Sprintf(`<a href="%s">%s</a>`, href, html.EscapeString(label))
+		}
+		tests := []struct {
+			kind, base, name string
+			// trail are the trail's links after Home, before the page's
+			// own label.
+			trail []string
+		}{
+			{"dataset", fmt.Sprintf("/datasets/%d", d.dataset.ID), d.dataset.Name,
+				[]string{projectLink, link(fmt.Sprintf("/projects/%d#datasets", p), "Datasets"), link(fmt.Sprintf("/datasets/%d", d.dataset.ID), d.dataset.Name)}},
+			{"rubric", fmt.Sprintf("/rubrics/%d", d.rubric.ID), d.rubric.Name,
+				[]string{projectLink, link(fmt.Sprintf("/projects/%d#rubrics", p), "Rubrics"), link(fmt.Sprintf("/rubrics/%d/edit", d.rubric.ID), d.rubric.Name)}},
+			{"run", fmt.Sprintf("/runs/%d", runID), run.Name,
+				[]string{projectLink, link("/runs", "Runs"), link(fmt.Sprintf("/runs/%d", runID), run.Name)}},
+			{"experiment", fmt.Sprintf("/experiments/%d", e.ID), e.Name,
+				[]string{projectLink, link(fmt.Sprintf("/projects/%d/experiments", p), "Experiments"), link(fmt.Sprintf("/experiments/%d", e.ID), e.Name)}},
+			{"project", fmt.Sprintf("/projects/%d", p), projectName, []string{projectLink}},
+			{"judge", fmt.Sprintf("/judges/%d", d.judge.ID), d.judge.Name,
+				[]string{link("/judges", "Judges"), link(fmt.Sprintf("/judges/%d/edit", d.judge.ID), d.judge.Name)}},
+		}
+		for _, tt := range tests {
+			for _, pg := range []struct {
+				label string
+				open  func() *httptest.ResponseRecorder
+				code  int
+			}{
+				// A rename page is shown when a rename is refused (an
+				// empty name here).
+				{"Rename", func() *httptest.ResponseRecorder {
+					return env.postForm(tt.base+"/rename", url.Values{"name": {" "}, "was": {tt.name}})
+				}, http.StatusUnprocessableEntity},
+				{"Delete", func() *httptest.ResponseRecorder { return env.get(tt.base + "/delete") }, http.StatusOK},
+			} {
+				t.Run(tt.kind+" "+pg.label, func(t *testing.T) {
+					rec := pg.open()
+					if rec.Code != pg.code {
+						t.Fatalf("status %d, want %d: %.300s", rec.Code, pg.code, rec.Body)
+					}
+					navs := crumbNavRe.FindAllStringSubmatch(rec.Body.String(), -1)
+					if len(navs) != 1 {
+						t.Fatalf("%d breadcrumb navs, want 1", len(navs))
+					}
+					trail := navs[0][1]
+					links := crumbLinkRe.FindAllString(trail, -1)
+					want := append([]string{`<a href="/">Home</a>`}, tt.trail...)
+					if strings.Join(links, "\n") != strings.Join(want, "\n") {
+						t.Errorf("trail links:\n%s\nwant:\n%s", strings.Join(links, "\n"), strings.Join(want, "\n"))
+					}
+					cur := crumbCurrentRe.FindAllStringSubmatch(trail, -1)
+					if len(cur) != 1 || cur[0][1] != pg.label || !strings.HasSuffix(strings.TrimSpace(trail), `<li aria-current="page">`+pg.label+`</li></ol>`) {
+						t.Errorf("the trail does not end with %q: %s", pg.label, trail)
+					}
+				})
 			}
 		}
 	})
