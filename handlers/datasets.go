@@ -604,8 +604,10 @@ func (h *Handlers) importDataset(c echo.Context) error {
 		fill(&v)
 		return render(c, http.StatusUnprocessableEntity, web.DatasetMappingPage(v))
 	}
-	if name == "" {
-		return again(func(v *web.DatasetMappingView) { v.Error = "Give the dataset a name." })
+	// The name and the choices first, each refusal said beside its input
+	// and all at once; the file's rows are read only when they agree.
+	if r := mappingRefusals(name, t.Table, m); r.refused() {
+		return again(r.fillMapping)
 	}
 	ds, empties, err := h.importUpload(c.Request().Context(), p, u, t, name, m, groupColumn(c.FormValue("group_column"), t.Table))
 	if err != nil {
@@ -613,13 +615,25 @@ func (h *Handlers) importDataset(c echo.Context) error {
 		switch {
 		case errors.As(err, &ve):
 			return again(func(v *web.DatasetMappingView) {
+				var r formRefusal
 				for _, pe := range ve.Problems {
+					// A problem of a choice (a field empty in every
+					// row) goes beside it; the rows' own, to the table.
+					if input := mappingChoiceInput(pe, t.Columns); input != "" {
+						r.add(input, mappingChoiceText(pe))
+						continue
+					}
 					v.Problems = append(v.Problems, importProblem(pe))
 				}
 				v.More = ve.More
+				r.fillMapping(v)
 			})
 		case models.ErrorCode(err) == models.EInvalid:
-			return again(func(v *web.DatasetMappingView) { v.Error = models.ErrorMessage(err) })
+			return again(func(v *web.DatasetMappingView) {
+				var r formRefusal
+				r.add("", formSentence(models.ErrorMessage(err)))
+				r.fillMapping(v)
+			})
 		}
 		return err
 	}
@@ -808,6 +822,64 @@ func mappingFromForm(c echo.Context, t *dataimport.Table) dataimport.Mapping {
 		}
 	}
 	return m
+}
+
+// mappingRefusals checks what the mapping form chose before any row is
+// read: the dataset's name, the labels' lengths and the choices that
+// conflict (dataimport.CheckMapping), each refusal tied to its input.
+func mappingRefusals(name string, t *dataimport.Table, m dataimport.Mapping) formRefusal {
+	var r formRefusal
+	if _, err := models.CheckNewName(models.KindDataset, name); err != nil {
+		r.add("dataset-name", nameFormText(models.KindDataset, name, "Import dataset", err))
+	}
+	for _, f := range m.Fields {
+		i := slices.Index(t.Columns, f.Column)
+		if i < 0 {
+			continue // refused by CheckMapping below
+		}
+		// The limit models.Dataset's labels have (checkDataset).
+		if err := models.CheckLength("label of column "+web.Quoted(f.Column), f.Label, models.MaxNameLength); err != nil {
+			r.add(web.MappingInput("label", i), formSentence(models.ErrorMessage(err)))
+		}
+	}
+	for _, pe := range dataimport.CheckMapping(t.Columns, t.Format, m) {
+		r.add(mappingChoiceInput(pe, t.Columns), mappingChoiceText(pe))
+	}
+	return r
+}
+
+// mappingChoiceInput is the id of the mapping form's input a problem is
+// about (its dataimport Choice and column), "mapping-columns" for the
+// columns as a whole, "" for a problem of the file's rows.
+func mappingChoiceInput(pe dataimport.ParseError, columns []string) string {
+	kind := ""
+	switch pe.Choice {
+	case dataimport.ChoiceID:
+		return "id-column"
+	case dataimport.ChoiceAnnotator:
+		return "annotator-column"
+	case dataimport.ChoiceField:
+		kind = "show"
+	case dataimport.ChoiceLabel:
+		kind = "label"
+	case dataimport.ChoiceRating:
+		kind = "rating"
+	default:
+		return ""
+	}
+	if i := slices.Index(columns, pe.Column); i >= 0 && pe.Column != "" {
+		return web.MappingInput(kind, i)
+	}
+	return "mapping-columns"
+}
+
+// mappingChoiceText words a choice's problem as a sentence that names
+// its column (the summary lists them apart from their inputs).
+func mappingChoiceText(pe dataimport.ParseError) string {
+	if pe.Column == "" {
+		return formSentence(pe.Msg)
+	}
+	return formSentence("column " + web.Quoted(pe.Column) + ": " + pe.Msg)
 }
 
 // defaultLabel is the label of a column nobody labelled: the one

@@ -183,7 +183,8 @@ func TestMappingProblemsImportNothing(t *testing.T) {
 				name:    "two fields with one label",
 				content: "id,response,score\na,first text,1\n",
 				form:    url.Values{"id_column": {"id"}, "show_0": {"1"}, "label_0": {"Response"}, "show_1": {"1"}, "label_1": {"Response"}, "rating_2": {"1"}},
-				want:    []string{"<td>response</td>", `columns “id” and “response” have the same label “Response”`, "Nothing was imported"},
+				// A problem of the choices, said beside the label refused.
+				want: []string{`id="map-label-1-error"`, `Column “response”: columns “id” and “response” have the same label “Response”`, "Nothing was imported"},
 			},
 			{
 				name:    "nothing shown to the judge",

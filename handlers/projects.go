@@ -135,30 +135,42 @@ func showProjectsAddress(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, to)
 }
 
-// createProject handles the "New project" form.
+// createProject handles the "New project" form. A refused name or
+// description is said next to its input and in the summary at the top of
+// the page, both at once when both are refused; what was typed is kept.
 func (h *Handlers) createProject(c echo.Context) error {
 	p := models.Project{
 		WorkspaceID: h.workspaceID(c),
 		Name:        strings.TrimSpace(c.FormValue("name")),
 		Description: strings.TrimSpace(c.FormValue("description")),
 	}
-	again := func(msg string) error {
-		return h.renderProjects(c, http.StatusUnprocessableEntity,
-			// Shortened: a refused megabyte name is not sent back whole.
-			web.ProjectForm{Name: shortenText(p.Name, models.MaxNameLength), Description: shortenText(p.Description, models.MaxDescriptionLength), Error: msg})
+	form := web.ProjectForm{
+		// Shortened: a refused megabyte name is not sent back whole.
+		Name: shortenText(p.Name, models.MaxNameLength), Description: shortenText(p.Description, models.MaxDescriptionLength),
 	}
-	if p.Name == "" {
-		// Said as the other forms say it ("Give the dataset a name."),
-		// with what to do.
-		return again(nameNeededText(models.KindProject, "Create project"))
+	var r formRefusal
+	// The same checks as models.CreateProject, field by field, so each
+	// message goes to its input.
+	if _, err := models.CheckNewName(models.KindProject, p.Name); err != nil {
+		// Said as the other forms say it, with what to do.
+		r.add("project-name", nameFormText(models.KindProject, p.Name, "Create project", err))
 	}
-	if err := h.DB.CreateProject(c.Request().Context(), &p); err != nil {
-		if models.ErrorCode(err) == models.EInvalid {
-			return again(formSentence(models.ErrorMessage(err)))
+	if err := models.CheckLength("project description", p.Description, models.MaxDescriptionLength); err != nil {
+		r.add("project-description", formSentence(models.ErrorMessage(err)))
+	}
+	if !r.refused() {
+		err := h.DB.CreateProject(c.Request().Context(), &p)
+		if err == nil {
+			return redirect(c, projectPath(p.ID), "Project created. Start by uploading a dataset.")
 		}
-		return err
+		if models.ErrorCode(err) != models.EInvalid {
+			return err
+		}
+		// A refusal the checks above do not foresee: about the form.
+		r.add("", formSentence(models.ErrorMessage(err)))
 	}
-	return redirect(c, projectPath(p.ID), "Project created. Start by uploading a dataset.")
+	form.Errors, form.FieldErrors = r.errors, r.fields
+	return h.renderProjects(c, http.StatusUnprocessableEntity, form)
 }
 
 // showProject is a project's page.

@@ -68,11 +68,11 @@ func TestCreateProject(t *testing.T) {
 			// other forms' ("Give the dataset a name."); the empty name's
 			// was "a project needs a name".
 			{"empty name", url.Values{"name": {"  "}, "description": {"kept text"}}, http.StatusUnprocessableEntity,
-				`<p class="error-text" data-testid="form-error">Give the project a name, then press Create project again.</p>`},
+				`<div class="field-error" id="project-name-error" data-testid="field-error-project-name"><p class="small">Give the project a name, then press Create project again.</p></div>`},
 			{"name on two lines", url.Values{"name": {"two\nlines"}}, http.StatusUnprocessableEntity,
-				`<p class="error-text" data-testid="form-error">The project name holds a line break, and it is one line (shown in lists and headings): write it on one line.</p>`},
+				`<div class="field-error" id="project-name-error" data-testid="field-error-project-name"><p class="small">The project name holds a line break, and it is one line (shown in lists and headings): write it on one line.</p></div>`},
 			{"description too long", url.Values{"name": {"long"}, "description": {strings.Repeat("d", models.MaxDescriptionLength+1)}}, http.StatusUnprocessableEntity,
-				fmt.Sprintf(`<p class="error-text" data-testid="form-error">The project description is %d characters long; the limit is %d.</p>`, models.MaxDescriptionLength+1, models.MaxDescriptionLength)},
+				fmt.Sprintf(`<div class="field-error" id="project-description-error" data-testid="field-error-project-description"><p class="small">The project description is %d characters long; the limit is %d.</p></div>`, models.MaxDescriptionLength+1, models.MaxDescriptionLength)},
 			{"named", url.Values{"name": {"Summaries <b>2025</b>"}, "description": {"news summaries"}}, http.StatusSeeOther, "Summaries &lt;b&gt;2025&lt;/b&gt;"},
 		}
 		for _, tt := range tests {
@@ -132,7 +132,7 @@ func TestRenameProjectFormSentences(t *testing.T) {
 					createWant = tt.want
 				}
 				create := env.postForm("/projects", url.Values{"name": {tt.newName}})
-				if !strings.Contains(create.Body.String(), `data-testid="form-error">`+createWant+`</p>`) {
+				if !strings.Contains(create.Body.String(), `data-testid="field-error-project-name"><p class="small">`+createWant+`</p>`) {
 					t.Errorf("the New project form does not say %q of the same name", createWant)
 				}
 			})

@@ -155,7 +155,7 @@ func (t *Table) ApplyWithNotes(m Mapping) ([]Row, []EmptyField, []string, error)
 	if m.AnnotatorColumn != "" && a.exists[m.AnnotatorColumn] && a.idOK {
 		rows = mergeAnnotators(rows, t, m, a.fieldCols, a.ratingCols, &a.probs, a.item)
 	} else if m.AnnotatorColumn != "" && !a.exists[m.AnnotatorColumn] {
-		a.missingColumn("annotator", m.AnnotatorColumn)
+		a.missingColumn(ChoiceAnnotator, m.AnnotatorColumn)
 	}
 	if err := a.err(); err != nil {
 		return nil, nil, nil, err
@@ -271,9 +271,9 @@ func NewApplier(columns []string, f Format, m Mapping, reread func(fn func(Recor
 	for _, c := range columns {
 		a.exists[c] = true
 	}
-	a.idOK = m.IDColumn != "" && !a.missingColumn("id", m.IDColumn)
+	a.idOK = m.IDColumn != "" && !a.missingColumn(ChoiceID, m.IDColumn)
 	if len(m.Fields) == 0 {
-		a.probs.addAt(ParseError{Msg: "no column is shown to the judge: choose at least one field"}, 0, 0)
+		a.probs.addAt(ParseError{Msg: "no column is shown to the judge: choose at least one field", Choice: ChoiceField}, 0, 0)
 	}
 	shown := map[string]bool{}
 	// The judge reads each field as "<label>: <text>"; two fields with one
@@ -285,18 +285,18 @@ func NewApplier(columns []string, f Format, m Mapping, reread func(fn func(Recor
 		key := strings.ToLower(label)
 		switch {
 		case strings.TrimSpace(f.Column) == "":
-			a.probs.addAt(ParseError{Msg: fmt.Sprintf("the field labelled %s names no column", quote.Quoted(f.Label))}, 0, 0)
+			a.probs.addAt(ParseError{Msg: fmt.Sprintf("the field labelled %s names no column", quote.Quoted(f.Label)), Choice: ChoiceField}, 0, 0)
 		case shown[f.Column]:
-			a.probs.addAt(ParseError{Column: f.Column, Msg: "this column is chosen twice as a field"}, 0, 0)
+			a.probs.addAt(ParseError{Column: f.Column, Msg: "this column is chosen twice as a field", Choice: ChoiceField}, 0, 0)
 		case evaluator.OneLineProblem(f.Label) != "":
 			a.probs.addAt(ParseError{Column: f.Column, Msg: fmt.Sprintf(
 				"the label %s holds %s; the judge reads it as one line of its prompt: write the label on one line, without control characters",
-				quote.Quoted(f.Label), evaluator.OneLineProblem(f.Label))}, 0, 0)
+				quote.Quoted(f.Label), evaluator.OneLineProblem(f.Label)), Choice: ChoiceLabel}, 0, 0)
 		case labelled[key] != "" && label != "":
 			a.probs.addAt(ParseError{Column: f.Column, Msg: fmt.Sprintf(
 				"columns %s and %s have the same label %s: the judge would see two lines starting %s and could not tell them apart; give each field its own label",
-				quote.Quoted(labelled[key]), quote.Quoted(f.Column), quote.Quoted(label), quote.Quoted(label+":"))}, 0, 0)
-		case !a.missingColumn("field", f.Column):
+				quote.Quoted(labelled[key]), quote.Quoted(f.Column), quote.Quoted(label), quote.Quoted(label+":")), Choice: ChoiceLabel}, 0, 0)
+		case !a.missingColumn(ChoiceField, f.Column):
 			shown[f.Column] = true
 			a.fieldCols = append(a.fieldCols, f.Column)
 			if label != "" {
@@ -307,18 +307,34 @@ func NewApplier(columns []string, f Format, m Mapping, reread func(fn func(Recor
 	rated := map[string]bool{}
 	for _, c := range m.RatingColumns {
 		if rated[c] {
-			a.probs.addAt(ParseError{Column: c, Msg: "this column is chosen twice as a rating: choose it once"}, 0, 0)
+			a.probs.addAt(ParseError{Column: c, Msg: "this column is chosen twice as a rating: choose it once", Choice: ChoiceRating}, 0, 0)
 			continue
 		}
 		rated[c] = true
 		switch {
 		case shown[c]:
-			a.probs.addAt(ParseError{Column: c, Msg: "this column is both shown to the judge and used as a human rating, so the judge would see the answer: make it one or the other"}, 0, 0)
-		case !a.missingColumn("rating", c):
+			a.probs.addAt(ParseError{Column: c, Msg: "this column is both shown to the judge and used as a human rating, so the judge would see the answer: make it one or the other", Choice: ChoiceRating}, 0, 0)
+		case !a.missingColumn(ChoiceRating, c):
 			a.ratingCols = append(a.ratingCols, c)
 		}
 	}
 	return a
+}
+
+// CheckMapping lists the problems of the mapping m itself against the
+// file's columns, before any record is read: choices that conflict (a
+// column both shown and rated, two fields with one label...) or name no
+// column of the file. Each names its Choice. Nil when the choices agree;
+// the import checks them again with the records.
+func CheckMapping(columns []string, f Format, m Mapping) []ParseError {
+	a := NewApplier(columns, f, m, nil)
+	if m.AnnotatorColumn != "" {
+		a.missingColumn(ChoiceAnnotator, m.AnnotatorColumn)
+	}
+	if len(a.probs.list) == 0 {
+		return nil
+	}
+	return a.probs.errors()
 }
 
 // missingColumn records a mapped column that is not in the file.
@@ -330,7 +346,7 @@ func (a *Applier) missingColumn(role, col string) bool {
 	if a.n > 0 {
 		at = afterRecords
 	}
-	a.probs.addAt(ParseError{Column: col, Msg: fmt.Sprintf("the %s column is not in the file; the columns are: %s", role, strings.Join(a.columns, ", "))}, at, 0)
+	a.probs.addAt(ParseError{Column: col, Msg: fmt.Sprintf("the %s column is not in the file; the columns are: %s", role, strings.Join(a.columns, ", ")), Choice: role}, at, 0)
 	return true
 }
 
@@ -554,7 +570,7 @@ func (a *Applier) finish() error {
 	}
 	for _, c := range a.fieldCols {
 		if !a.nonEmpty[c] {
-			a.probs.add(ParseError{Column: c, Msg: "this field is empty in every row: the judge would have nothing to read; choose another column"})
+			a.probs.add(ParseError{Column: c, Msg: "this field is empty in every row: the judge would have nothing to read; choose another column", Choice: ChoiceField})
 		}
 	}
 	return nil

@@ -108,7 +108,20 @@ type ParseError struct {
 	Item   bool   // Line counts items of a JSON array rather than lines
 	Column string // column concerned, if any
 	Msg    string // what is wrong and what to do about it
+	// Choice is the mapping choice the problem is about (ChoiceField,
+	// ChoiceLabel...), so a form can say it beside that choice; "" for a
+	// problem of the file's content alone (a row's id or rating).
+	Choice string
 }
+
+// The mapping choices a problem can be about (ParseError.Choice).
+const (
+	ChoiceField     = "field"     // a column shown to the judge, or none shown
+	ChoiceLabel     = "label"     // the label of a shown column
+	ChoiceRating    = "rating"    // a column of human ratings
+	ChoiceID        = "id"        // the id column
+	ChoiceAnnotator = "annotator" // the annotator column
+)
 
 // Error reads like `line 7: invalid JSON: ...` or `item 3, column "id": ...`.
 func (e *ParseError) Error() string {
