@@ -19,10 +19,10 @@ func formSummary(body string) string {
 	return regexp.MustCompile(`(?s)<div class="flash error" id="form-errors"[^>]*>.*?</div>`).FindString(body)
 }
 
-// checkFieldRefused fails unless the input id is marked invalid, its
-// aria-describedby names id+"-error", that element holds want, and the
-// page's summary lists want as a link to the input.
-func checkFieldRefused(t *testing.T, body, id, want string) {
+// checkFieldTied fails unless the input id is marked invalid, its
+// aria-describedby names id+"-error", and that element, beside the input,
+// holds want.
+func checkFieldTied(t *testing.T, body, id, want string) {
 	t.Helper()
 	checkTiedToMessage(t, body, id, want)
 	refs := describedBy(openingTag(body, id))
@@ -37,6 +37,13 @@ func checkFieldRefused(t *testing.T, body, id, want string) {
 	if el == nil || !strings.Contains(html.UnescapeString(el[1]), want) {
 		t.Errorf("no element %s-error saying %q: %q", id, want, el)
 	}
+}
+
+// checkFieldRefused is checkFieldTied, and the page's summary lists want
+// as a link to the input.
+func checkFieldRefused(t *testing.T, body, id, want string) {
+	t.Helper()
+	checkFieldTied(t, body, id, want)
 	link := regexp.MustCompile(`<a href="#` + regexp.QuoteMeta(id) + `">([^<]*)</a>`).FindStringSubmatch(formSummary(body))
 	if link == nil || !strings.Contains(html.UnescapeString(link[1]), want) {
 		t.Errorf("the summary does not link %q to #%s: %s", want, id, formSummary(body))

@@ -146,9 +146,14 @@ func (h *Handlers) renameObject(k models.Kind) echo.HandlerFunc {
 				status = http.StatusConflict
 				msg = "Not renamed: someone renamed this " + string(k) + " to " + web.Quoted(o.name) + " after you opened the page. Your name is kept below: rename again to replace theirs."
 			}
-			return render(c, status, web.RenamePage(web.RenameView{
-				Page: page(c, "Rename "+string(k)), Manage: manageFor(c, k, id, o.name, o.archivedAt), Typed: typed, Error: msg,
-				Parents: h.lifecycleParents(ctx, h.workspaceID(c), k, o)}))
+			v := web.RenameView{Page: page(c, "Rename "+string(k)), Manage: manageFor(c, k, id, o.name, o.archivedAt), Typed: typed,
+				Parents: h.lifecycleParents(ctx, h.workspaceID(c), k, o)}
+			if status == http.StatusConflict {
+				v.Error = msg // about the object, not the name typed
+			} else {
+				v.FieldErrors = map[string][]string{"rename-name": {msg}}
+			}
+			return render(c, status, web.RenamePage(v))
 		}
 		if err != nil {
 			return err

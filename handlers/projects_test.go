@@ -123,10 +123,8 @@ func TestRenameProjectFormSentences(t *testing.T) {
 				if rec.Code != http.StatusUnprocessableEntity {
 					t.Fatalf("rename = %d, want 422: %.300s", rec.Code, rec.Body)
 				}
-				want := `<p class="error-text" data-testid="form-error">` + tt.want + `</p>`
-				if !strings.Contains(rec.Body.String(), want) {
-					t.Errorf("rename page lacks %s:\n%s", want, rec.Body)
-				}
+				// Beside the field, tied to it.
+				checkFieldTied(t, rec.Body.String(), "rename-name", tt.want)
 				createWant := tt.createWant
 				if createWant == "" {
 					createWant = tt.want
