@@ -93,7 +93,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		nSamples    = fs.Int("samples", 20, "geval/closerlook: n sampled completions per sample")
 		noLogprobs  = fs.Bool("no-logprobs", false, "geval: estimate score probabilities by sampling even if the endpoint returns logprobs")
 		noCache     = fs.Bool("no-cache", false, "ask the judge for every request, even one answered before by the same judge, model and seed (by default identical answers are reused at no cost)")
-		hedge       = fs.Bool("hedge-slow-calls", false, "re-send a judge call that takes much longer than the run's others and use the first answer; each re-send is a paid call, at most one per 20 calls (off by default)")
+		hedge       = fs.Bool("hedge-slow-calls", true, "re-send a judge call still unanswered after twice the run's typical wait (and at least 1 s) and use the first answer; each re-send is a paid call, at most one per 20 calls (on by default; --hedge-slow-calls=false never pays for a call twice)")
 		sampleTemp  = fs.Float64("sample-temperature", 1, "geval/closerlook: temperature of the sampled completions")
 		llmScale    = enumFlag(fs, "llmeval-scale", string(evaluator.LLMEvalFive), words(evaluator.LLMEvalFive, evaluator.LLMEvalHundred), "llmeval: 0-5 (one decimal) or 0-100 (integers)")
 		out         = fs.String("out", "", "write the JSON result to this file")

@@ -39,6 +39,17 @@ import (
 // issue's benchmark, so at 2x it ends near 3x.
 const hedgeFactor = 2
 
+// HedgeMinDelay is the shortest time a call is out before its copy is
+// sent, whatever the median. Why 1 s: re-sending is on by default, and a
+// judge that answers in tens of milliseconds (a local server, a test's
+// fake) gains nothing worth a paid copy from it, while a busy machine's
+// scheduling makes its ordinary calls vary by more than twice their
+// median (at 20 ms, 8-10 copies of 260 calls at C = 32 with no gain:
+// BENCHMARKS.md, "Hedged slow calls"). The judges whose tails a copy
+// does cut, remote models under load, answer a batch in seconds, where
+// twice the median is past 1 s anyway (the 500 ms judge: 1 s).
+const HedgeMinDelay = time.Second
+
 // hedgeMinAnswers is how many answers the run must have had before any
 // call is hedged: a median of fewer says little about the judge.
 const hedgeMinAnswers = 10
@@ -67,6 +78,9 @@ type Hedger struct {
 	// capped are the calls out whose copy the cap refused: a place given
 	// back (a copy that ended unsent) goes to one of them.
 	capped map[*hedgeCall]struct{}
+	// minDelay is the floor of the threshold (HedgeMinDelay unless a
+	// test sets another with WithMinDelay).
+	minDelay time.Duration
 	// sent counts the calls whose first attempt went out, launched the
 	// copies started, less those that ended without being sent (the cap
 	// counts these).
@@ -76,7 +90,15 @@ type Hedger struct {
 
 // NewHedger returns a Hedger with an empty record.
 func NewHedger() *Hedger {
-	return &Hedger{waiting: map[*hedgeCall]struct{}{}, capped: map[*hedgeCall]struct{}{}}
+	return &Hedger{waiting: map[*hedgeCall]struct{}{}, capped: map[*hedgeCall]struct{}{}, minDelay: HedgeMinDelay}
+}
+
+// WithMinDelay sets the threshold's floor (HedgeMinDelay by default) and
+// returns h: tests whose fake judges answer in milliseconds use a lower
+// one, to see a copy sent without waiting a second for each.
+func (h *Hedger) WithMinDelay(d time.Duration) *Hedger {
+	h.minDelay = d
+	return h
 }
 
 // Resent is how many copies were sent: an HTTP attempt made that wrote
@@ -89,8 +111,9 @@ func (h *Hedger) Resent() int {
 	return int(h.resent.Load())
 }
 
-// thresholdLocked is how long a call may be out before its copy is sent,
-// and false while the record has too few answers. h.mu is held.
+// thresholdLocked is how long a call may be out before its copy is sent
+// (twice the median answer, and never under minDelay), and false while
+// the record has too few answers. h.mu is held.
 func (h *Hedger) thresholdLocked() (time.Duration, bool) {
 	k := min(h.n, hedgeRecord)
 	if k < hedgeMinAnswers {
@@ -104,7 +127,7 @@ func (h *Hedger) thresholdLocked() (time.Duration, bool) {
 	if k%2 == 0 {
 		med = (s[k/2-1] + s[k/2]) / 2
 	}
-	return hedgeFactor * med, true
+	return max(hedgeFactor*med, h.minDelay), true
 }
 
 // record adds an answer's latency; when the record reaches

@@ -164,7 +164,13 @@ func TestHedgedSlowCalls(t *testing.T) {
 		// assumed is the prompt tokens OnAssumedLoss is told of (a copy
 		// cancelled while out, counted at the winner's prompt), 0: never.
 		assumed int
+		// floor is the hedger's least wait before a copy (0 here unless
+		// set: the warm answers take milliseconds).
+		floor time.Duration
 	}{
+		{name: "on, out past twice the median but under the default 1 s floor: no copy", hedge: true, warm: 10,
+			floor: HedgeMinDelay, orig: hedgeStep{delay: 300 * time.Millisecond},
+			answer: "answer slow#0", paid: []PaidCall{{PromptTokens: 100, CompletionTokens: 7}}, calls: 11},
 		{name: "off: a slow call is never re-sent", hedge: false, warm: 10, orig: hedgeStep{delay: 150 * time.Millisecond},
 			answer: "answer slow#0", paid: []PaidCall{{PromptTokens: 100, CompletionTokens: 7}}, calls: 11},
 		{name: "on, before 10 answers: no copy", hedge: true, warm: 9, orig: hedgeStep{delay: 150 * time.Millisecond},
@@ -211,7 +217,7 @@ func TestHedgedSlowCalls(t *testing.T) {
 			c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
 			c.Run = 1
 			if tc.hedge {
-				c.Hedge = NewHedger()
+				c.Hedge = NewHedger().WithMinDelay(tc.floor)
 			}
 			var assumed []int
 			c.OnAssumedLoss = func(_ context.Context, p, cp int) { assumed = append(assumed, p, cp) }
@@ -300,7 +306,7 @@ func TestHedgeWaitsForTheRecord(t *testing.T) {
 		return warmStep
 	}}
 	c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
-	c.Hedge = NewHedger()
+	c.Hedge = NewHedger().WithMinDelay(0)
 	warmUp(t, c, 9)
 	done := make(chan Response, 1)
 	go func() {
@@ -341,7 +347,7 @@ func TestHedgeCap(t *testing.T) {
 				return warmStep
 			}}
 			c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
-			c.Hedge = NewHedger()
+			c.Hedge = NewHedger().WithMinDelay(0)
 			warmUp(t, c, tc.warm)
 			var wg sync.WaitGroup
 			for i := range tc.slow {
@@ -377,7 +383,7 @@ func TestHedgeCapCountsCopiesSent(t *testing.T) {
 		return warmStep
 	}}
 	c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
-	c.Hedge = NewHedger()
+	c.Hedge = NewHedger().WithMinDelay(0)
 	warmUp(t, c, 10)
 	resp, err := c.Complete(WithUnit(context.Background(), Unit{ID: 1, Paid: &PaidLog{}}), textRequest("first"))
 	if err != nil || resp.Text() != "answer first#0" {
@@ -414,7 +420,7 @@ func TestHedgeCapPlaceGivenBack(t *testing.T) {
 		return warmStep
 	}}
 	c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
-	c.Hedge = NewHedger()
+	c.Hedge = NewHedger().WithMinDelay(0)
 	warmUp(t, c, 10)
 	first := make(chan error, 1)
 	go func() {
