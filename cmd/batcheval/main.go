@@ -24,12 +24,55 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "batcheval:", err)
-		os.Exit(exitStatus(err))
+		os.Exit(exitStatus(withStopSignal(ctx, err)))
 	}
+}
+
+// stopSignal is the cause of a command's context ended by a signal
+// (signalContext): which one, for the exit status.
+type stopSignal struct{ sig syscall.Signal }
+
+func (s *stopSignal) Error() string { return s.sig.String() + " received" }
+
+// Is makes a stop by a signal a cancellation, as signal.NotifyContext's is.
+func (s *stopSignal) Is(target error) bool { return target == context.Canceled }
+
+// exitCode is the conventional status of a process a signal stopped:
+// 128 plus its number (130 for SIGINT, Ctrl-C; 143 for SIGTERM).
+func (s *stopSignal) exitCode() int { return 128 + int(s.sig) }
+
+// signalContext is signal.NotifyContext whose cause (context.Cause) is a
+// *stopSignal naming the signal received, so that the command's error can
+// carry it to the exit status.
+func signalContext(parent context.Context, sigs ...os.Signal) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	go func() {
+		select {
+		case s := <-ch:
+			sig, _ := s.(syscall.Signal)
+			cancel(&stopSignal{sig: sig})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); cancel(nil) }
+}
+
+// withStopSignal is err carrying the signal that stopped ctx, when one
+// did and err does not already carry it: a command interrupted before it
+// could say how far it got (while reading its data, say) exits with the
+// signal's status too.
+func withStopSignal(ctx context.Context, err error) error {
+	var s *stopSignal
+	if errors.As(err, &s) || !errors.As(context.Cause(ctx), &s) {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", err, s)
 }
 
 const usage = `batcheval: judge text with language models the way careful humans do.
