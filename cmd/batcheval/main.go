@@ -6,6 +6,7 @@
 //	batcheval run      judge a file from the command line, headless
 //	batcheval admin    operator tasks (create-user, rotate-key, list-users, reset-link, release-address, account-events)
 //	batcheval resume   re-send the batches of a run that have no answer
+//	batcheval export   write a run's results as CSV or JSON, as the dashboard's export
 //
 // With no settings it keeps everything in a SQLite file under ./data.
 package main
@@ -88,6 +89,7 @@ Usage:
   batcheval admin account-events [--email --since --limit]   the audit log of accounts in no workspace
   batcheval admin network list | grant WORKSPACE | revoke WORKSPACE   which workspaces may reach private networks
   batcheval resume  [flags] RUN_ID   re-send only the batches of a run that have no answer
+  batcheval export  --format csv|json [--out FILE] RUN_ID   write a run's results, as the dashboard's Export buttons
 
 Run "batcheval help <command>" (or "batcheval <command> --help") for the flags of a command.
 `
@@ -95,7 +97,7 @@ Run "batcheval help <command>" (or "batcheval <command> --help") for the flags o
 // isCommand reports whether word is one of the commands runCommand runs.
 func isCommand(word string) bool {
 	switch word {
-	case "serve", "worker", "migrate", "run", "admin", "resume", "help":
+	case "serve", "worker", "migrate", "run", "admin", "resume", "export", "help":
 		return true
 	}
 	return false
@@ -149,6 +151,8 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 		return admin(ctx, args, getenv, os.Stdin, stdout, stderr)
 	case "resume":
 		return resume(ctx, args, getenv, stdout, stderr)
+	case "export":
+		return exportCmd(ctx, args, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		if cmd == "help" && len(args) > 0 && args[0] != "help" {
 			// `batcheval help run` is `batcheval run --help`, on stdout
@@ -168,7 +172,7 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 // command is refused with the list of commands, as when it is run.
 func helpFor(ctx context.Context, path []string, getenv func(string) string, stdout io.Writer) error {
 	switch path[0] {
-	case "serve", "worker", "migrate", "run", "admin", "resume":
+	case "serve", "worker", "migrate", "run", "admin", "resume", "export":
 	default:
 		fmt.Fprint(stdout, usage)
 		return fmt.Errorf("no command %q to help with: the commands are listed above", path[0])
