@@ -330,9 +330,11 @@ criteria:
 func runArgs(t *testing.T, judgeURL string, extra ...string) []string {
 	data, rubric := faultData(t, 40)
 	// --no-cache: these tests count the requests the judge receives (one
-	// per batch, none twice), which the answer cache would answer instead.
+	// per batch, none twice), which the answer cache would answer instead;
+	// --hedge-slow-calls=false for the same reason: a re-sent slow call is
+	// a second request by design (its counts: runner/cost_ledger_test.go).
 	return append([]string{"run", "--data", data, "--rubric", rubric, "--judge-url", judgeURL, "--model", "fake",
-		"--rounds", "2", "--batch-size", "5", "--concurrency", "2", "--timeout", "5s", "--no-cache"}, extra...)
+		"--rounds", "2", "--batch-size", "5", "--concurrency", "2", "--timeout", "5s", "--no-cache", "--hedge-slow-calls=false"}, extra...)
 }
 
 const faultBatches = 16
