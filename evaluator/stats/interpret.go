@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -201,4 +202,18 @@ func missingNote(missing int) string {
 	default:
 		return fmt.Sprintf("; %d samples without both scores were left out", missing)
 	}
+}
+
+// sentenceMinus is an ASCII hyphen that signs a number in a sentence: at
+// the start or after a space or an opening parenthesis, before a digit.
+// A hyphen inside a word ("Holm-adjusted", "leave-one-out") never matches.
+var sentenceMinus = regexp.MustCompile(`(^|[\s(])-([0-9])`)
+
+// TrueMinus gives each signed number of a reading sentence (Interpret's,
+// InterpretCeiling's, e.g. "Weak disagreement (Pearson r = -0.21)") the
+// true minus sign U+2212 that people read ("= −0.21"), as the pages and
+// the webhook's text show it; the JSON export, the API and the command
+// line keep the ASCII hyphen that programs read.
+func TrueMinus(s string) string {
+	return sentenceMinus.ReplaceAllString(s, "${1}\u2212${2}")
 }
