@@ -13,8 +13,10 @@ func IsMissing(v *float64) bool { return v == nil || math.IsNaN(*v) }
 // the reason is given (in the text, or in a cell's title and for screen
 // readers). The downloaded report wrote "— (not rated)" and the sample
 // pages a bare "—" where the tables wrote "not rated": one product, one
-// wording. The CSV and JSON exports give no word for it: an empty cell
-// and null, which programs read as missing.
+// wording. The review queue writes the same two words as literal text
+// (review.templ: its generated code stays small beside the queue's forms).
+// The CSV and JSON exports give no word for it: an empty cell and null,
+// which programs read as missing.
 const notRated = "not rated"
 
 // humanRatingText is a human rating as a page shows it beside its words:
