@@ -622,8 +622,9 @@ type APILaunchSettings struct {
 	// before (absent or false: identical answers are reused).
 	NoCache bool `json:"no_cache"`
 	// HedgeSlowCalls re-sends a call much slower than the run's others
-	// (absent or false: never); each re-send is a paid call.
-	HedgeSlowCalls bool `json:"hedge_slow_calls"`
+	// (absent or true: at most one in 20 calls; false: never); each
+	// re-send is a paid call.
+	HedgeSlowCalls *bool `json:"hedge_slow_calls"`
 }
 
 // formValues writes the launch as the launch form would post it, so the
@@ -684,8 +685,8 @@ func (l APILaunch) formValues() url.Values {
 	if s.NoCache {
 		v.Set("reuse_answers_shown", "1") // the box shown and left unticked
 	}
-	if s.HedgeSlowCalls {
-		v.Set("hedge_slow_calls", "on")
+	if s.HedgeSlowCalls != nil && !*s.HedgeSlowCalls {
+		v.Set("hedge_slow_calls_shown", "1") // the box shown and left unticked
 	}
 	for key, val := range map[string]string{"procedure": s.Procedure, "composition": s.Composition, "sort_key": s.SortKey,
 		"scoring": s.Scoring, "llmeval_scale": s.LLMEvalScale} {

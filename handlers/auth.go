@@ -137,9 +137,9 @@ type Principal struct {
 	// a form posted from a page of the workspace left is refused (require)
 	// rather than answered "not found" from the other workspace.
 	Left string
-	// LeftBy is who removed them from Left, as the workspace's audit log
-	// recorded it ("" when not known: "an owner"); LeftSelf when they
-	// removed themselves.
+	// LeftBy is who removed them from Left, as the removal's record keeps
+	// it (models.RemovalFrom; "" when not known: "an owner"); LeftSelf
+	// when they removed themselves.
 	LeftBy   string
 	LeftSelf bool
 }
@@ -195,12 +195,6 @@ const (
 	// answered without signing in (answerInvite): the sign-in page it is
 	// sent to shows the address answered with (inviteLoginEmail).
 	sessInviteAnswered = "invite_answered"
-	// sessLeftWorkspaceID is the workspace the session had chosen when its
-	// account was found no longer a member of it (Principal.Left), kept
-	// after the session moved on: a review form of that workspace's pages
-	// sent later, from a tab opened before, is refused keeping what was
-	// typed (leftReviewSave), whichever page was opened first.
-	sessLeftWorkspaceID = "left_workspace_id"
 )
 
 // sessionLifetime: a working week; sessionIdle: a day away signs you out.
@@ -428,22 +422,16 @@ func (h *Handlers) principalFor(c echo.Context) (Principal, error) {
 				return Principal{}, err
 			}
 			sm.Remove(ctx, sessWorkspaceID)
-			sm.Put(ctx, sessLeftWorkspaceID, want)
 		}
 		if p.Workspace.ID == 0 && len(wss) > 0 {
 			p.Workspace, p.Role = wss[0].Workspace, wss[0].Role
 			sm.Put(ctx, sessWorkspaceID, p.Workspace.ID)
 		}
-		leftID := want
-		if p.Left == "" {
-			if p.Left, err = h.leftReviewSave(c, wss); err != nil {
-				return Principal{}, err
-			}
-			leftID = sm.GetInt64(ctx, sessLeftWorkspaceID)
-		}
 		if p.Left != "" {
-			// Who removed them, when the workspace's log says.
-			rm, err := h.DB.RemovalFrom(ctx, leftID, u.ID, u.Email)
+			// Who removed them, when the removal's record says. A later
+			// request (another tab's form of that workspace) is told by
+			// removalRefusal, from the same record.
+			rm, err := h.DB.RemovalFrom(ctx, want, u.ID)
 			if err != nil {
 				return Principal{}, err
 			}
@@ -615,8 +603,10 @@ func (h *Handlers) require(a Access) echo.MiddlewareFunc {
 // address) of a workspace its signed-in sender was removed from and is
 // not a member of again, though their session moved on before (removed
 // while working in another workspace, or another tab told them first): a
-// 403 saying which workspace, who removed them when the log says, and what
-// to do (leftWorkspaceText), marked errLeftWorkspace so that a review's
+// 403 saying which workspace, who removed them when known, and what to do
+// (leftWorkspaceText), as the removal's record (models.WorkspaceRemoval,
+// matched by account, whatever their address is now) keeps it, marked
+// errLeftWorkspace so that a review's
 // save keeps what was typed (reviewRefused). Where they were answered "not
 // found" from the workspace they work in now, or refused for its role, and
 // the typed text was lost. Nothing of the object is read or shown: only
@@ -639,7 +629,7 @@ func (h *Handlers) removalRefusal(c echo.Context) error {
 	if err != nil {
 		return nil
 	}
-	rm, ok, err := h.DB.RemovedFromWorkspaceOf(ctx, parts[0], id, p.User.ID, p.User.Email)
+	rm, ok, err := h.DB.RemovedFromWorkspaceOf(ctx, parts[0], id, p.User.ID)
 	if err != nil || !ok {
 		return err
 	}

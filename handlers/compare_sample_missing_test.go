@@ -17,7 +17,8 @@ import (
 // a missing human rating, and so did the downloaded report's table of
 // samples. The page now says why, as run A's report has it
 // (humanMissingReason) and to a member of the workspace (who can
-// recompute the report); the table says "(not rated)" and links to the
+// recompute the report), after "not rated" (TestMissingHumanRatingOne
+// Wording); the table says "not rated" and links to the
 // sample's section, which says why (TestSharedCompareAndReportSayWhyA
 // HumanRatingIsMissing checks the section's words).
 func TestDashboardCompareAndReportTableSayWhyAHumanRatingIsMissing(t *testing.T) {
@@ -42,7 +43,7 @@ func TestDashboardCompareAndReportTableSayWhyAHumanRatingIsMissing(t *testing.T)
 		// The sample's row of the report's table: its first criterion's
 		// human cell.
 		tableCell := regexp.MustCompile(fmt.Sprintf(`(?s)<tr data-testid="sample-row"><td><a href="#sample-%d">.*?<td class="num">(.*?)</td>`, row.ID))
-		short := fmt.Sprintf(`— <a class="small muted" href="#sample-%d" data-testid="human-missing-short">(not rated)</a>`, row.ID)
+		short := fmt.Sprintf(`<a class="small muted" href="#sample-%d" data-testid="human-missing-short">not rated</a>`, row.ID)
 
 		check := func(t *testing.T, why string) {
 			t.Helper()
@@ -55,11 +56,11 @@ func TestDashboardCompareAndReportTableSayWhyAHumanRatingIsMissing(t *testing.T)
 				t.Fatalf("the compare sample page shows no human rating:\n%s", rec.Body.String())
 			}
 			if why == "" {
-				if m[1] == "—" || regexp.MustCompile(`human-missing`).MatchString(m[2]) {
+				if m[1] == "not rated" || regexp.MustCompile(`human-missing`).MatchString(m[2]) {
 					t.Errorf("the compare sample page's human rating reads %q %q, want a rating and no reason", m[1], m[3])
 				}
-			} else if m[1] != "—" || m[3] != "("+escapeText(why)+")" {
-				t.Errorf("the compare sample page's human rating reads %q %q, want — (%s)", m[1], m[3], why)
+			} else if m[1] != "not rated" || m[3] != "("+escapeText(why)+")" {
+				t.Errorf("the compare sample page's human rating reads %q %q, want not rated (%s)", m[1], m[3], why)
 			}
 
 			rec = env.get(reportPath)

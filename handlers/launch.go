@@ -281,8 +281,10 @@ func parseLaunchInput(vals url.Values) launchInput {
 	// (reuse_answers_shown) comes back without it ticked; a post without
 	// the checkbox at all (a script) keeps the default, on.
 	s.NoCache = vals.Get("reuse_answers_shown") != "" && vals.Get("reuse_answers") == ""
-	// Re-sending slow calls is off unless the box came back ticked.
-	s.HedgeSlowCalls = vals.Get("hedge_slow_calls") != ""
+	// Re-sending slow calls is on unless a form that showed its checkbox
+	// (hedge_slow_calls_shown) comes back without it ticked; a post without
+	// the checkbox at all (a script, the API) keeps the default, on.
+	s.HedgeSlowCalls = vals.Get("hedge_slow_calls_shown") == "" || vals.Get("hedge_slow_calls") != ""
 	if v := vals.Get("procedure"); v != "" {
 		s.Procedure = evaluator.Procedure(v)
 	}

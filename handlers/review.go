@@ -1406,43 +1406,6 @@ func reviewRefused(c echo.Context, err error, why string) (web.ReviewRefusedView
 	return v, true
 }
 
-// leftReviewSave names the workspace a review's save is from when its
-// sender is no longer a member of it, though another page opened first
-// (another tab) already told them so and moved their session on: the
-// session keeps that workspace (sessLeftWorkspaceID), and a save of a
-// review of one of its datasets is then refused as the first request after
-// the removal would have been (require's errLeftWorkspace), keeping what
-// was typed (reviewRefused), where it was answered "not found" from the
-// workspace they work in now, or refused for a role, and the typed text
-// was lost. "" for any other request, and once the account is a member of
-// that workspace again (the session forgets it).
-func (h *Handlers) leftReviewSave(c echo.Context, wss []models.WorkspaceRole) (string, error) {
-	ctx := c.Request().Context()
-	left := h.Sessions.GetInt64(ctx, sessLeftWorkspaceID)
-	if left == 0 {
-		return "", nil
-	}
-	for _, w := range wss {
-		if w.Workspace.ID == left {
-			h.Sessions.Remove(ctx, sessLeftWorkspaceID)
-			return "", nil
-		}
-	}
-	if c.Request().Method != http.MethodPost || c.Path() != "/datasets/:id/review" {
-		return "", nil
-	}
-	id, err := strconv.ParseInt(c.Param("id"), 10, 64)
-	if err != nil {
-		return "", nil // the save's own checks name a malformed address
-	}
-	if _, err := h.DB.FindDataset(ctx, left, id); models.ErrorCode(err) == models.ENotFound {
-		return "", nil // a dataset of another workspace: not this refusal
-	} else if err != nil {
-		return "", err
-	}
-	return h.DB.WorkspaceName(ctx, left)
-}
-
 // saveReview stores one review from the queue or a sample page, then
 // sends the reviewer back where they were (POST-redirect-GET).
 func (h *Handlers) saveReview(c echo.Context) error {

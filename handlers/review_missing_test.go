@@ -165,7 +165,7 @@ func TestReviewQueueSaysWhyAHumanRatingIsMissing(t *testing.T) {
 				if !strings.Contains(body, fmt.Sprintf("/runs/%d/samples/%d", run.ID, rowID)) {
 					t.Fatalf("the queue moved off row %d", rowID)
 				}
-				want := `data-testid="review-human" title="` + escapeText(tt.why) + `">—<span class="sr-only"> (` + escapeText(tt.why) + `)</span></strong>`
+				want := `data-testid="review-human" title="` + escapeText(tt.why) + `">not rated<span class="sr-only"> (` + escapeText(tt.why) + `)</span></strong>`
 				if !strings.Contains(body, want) {
 					got := regexp.MustCompile(`data-testid="review-human"[^>]*>.*?</strong>`).FindString(body)
 					t.Errorf("the missing human rating reads %s, want %s", got, want)
@@ -235,13 +235,13 @@ func TestSamplePageSaysWhyAHumanRatingIsMissing(t *testing.T) {
 					t.Fatalf("the sample page shows no human rating:\n%s", body)
 				}
 				if tt.why == nil {
-					if m[1] == "—" || m[2] != "" {
+					if m[1] == "not rated" || m[2] != "" {
 						t.Errorf("the human rating reads %q %q, want a rating and no reason", m[1], m[3])
 					}
 					return
 				}
-				if why := tt.why(); m[1] != "—" || m[3] != "("+escapeText(why)+")" {
-					t.Errorf("the human rating reads %q %q, want — (%s)", m[1], m[3], why)
+				if why := tt.why(); m[1] != "not rated" || m[3] != "("+escapeText(why)+")" {
+					t.Errorf("the human rating reads %q %q, want not rated (%s)", m[1], m[3], why)
 				}
 			})
 		}

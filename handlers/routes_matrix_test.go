@@ -291,7 +291,10 @@ func newMatrixFixture(t *testing.T, env *testEnv) *matrixFixture {
 	if f.workspaceB, err = env.db.CreateWorkspace(ctx, "B", f.outsider.ID); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := env.db.RemoveMember(ctx, env.ws.ID, f.outsider.ID, false); err != nil {
+	// A bare delete, not RemoveMember: never a member of A, so A's
+	// addresses answer "not found", where a removal's record would make
+	// them say "you were removed from A" (removalRefusal).
+	if err := env.db.Gorm.WithContext(ctx).Exec("DELETE FROM memberships WHERE workspace_id = ? AND user_id = ?", env.ws.ID, f.outsider.ID).Error; err != nil {
 		t.Fatal(err)
 	}
 	if err := env.db.CreateProject(ctx, &models.Project{WorkspaceID: f.workspaceB.ID, Name: "B's project",

@@ -416,7 +416,7 @@ func (h *Handlers) exportRunCSV(c echo.Context) error {
 		ext = "excel-semicolon.csv"
 	}
 	return h.exportRun(c, ext, "text/csv; charset=utf-8", func(ctx context.Context, run models.Run, w io.Writer) error {
-		stream := func(w io.Writer) error { return report.StreamCSV(ctx, h.DB, run.WorkspaceID, run.ID, w) }
+		stream := func(w io.Writer) error { return h.writeRunCSV(ctx, run, w) }
 		switch excel {
 		case "1":
 			return stream(&excelCSV{w: w})
@@ -425,6 +425,12 @@ func (h *Handlers) exportRunCSV(c echo.Context) error {
 		}
 		return stream(w)
 	})
+}
+
+// writeRunCSV writes the CSV export of a run (report.StreamCSV), as the
+// run page's Export CSV button and `batcheval export` send it.
+func (h *Handlers) writeRunCSV(ctx context.Context, run models.Run, w io.Writer) error {
+	return report.StreamCSV(ctx, h.DB, run.WorkspaceID, run.ID, w)
 }
 
 // excelCSV passes a CSV file on to w with a UTF-8 byte order mark before

@@ -86,13 +86,13 @@ func TestSharedSamplePageSaysWhyAHumanRatingIsMissing(t *testing.T) {
 					t.Fatalf("the shared sample page shows no human rating:\n%s", body)
 				}
 				if tt.why == nil {
-					if m[1] == "—" || m[2] != "" {
+					if m[1] == "not rated" || m[2] != "" {
 						t.Errorf("the human rating reads %q %q, want a rating and no reason", m[1], m[3])
 					}
 					return
 				}
-				if why := tt.why(); m[1] != "—" || m[3] != "("+escapeText(why)+")" {
-					t.Errorf("the human rating reads %q %q, want — (%s)", m[1], m[3], why)
+				if why := tt.why(); m[1] != "not rated" || m[3] != "("+escapeText(why)+")" {
+					t.Errorf("the human rating reads %q %q, want not rated (%s)", m[1], m[3], why)
 				}
 			})
 		}
@@ -102,7 +102,8 @@ func TestSharedSamplePageSaysWhyAHumanRatingIsMissing(t *testing.T) {
 // TestSharedCompareAndReportSayWhyAHumanRatingIsMissing: the share page of
 // a sample of two compared runs showed a bare "—" for a missing human
 // rating, and the downloadable report's sections of samples "human —";
-// both now say why, as run A's report has it (humanMissingReason), name no
+// both now say "not rated" (TestMissingHumanRatingOneWording) and why, as
+// run A's report has it (humanMissingReason), name no
 // reviewer, and say who can recompute the report, since their reader
 // cannot. The report says it whether its figures are the finished run's
 // stored ones or built afresh (a run still going), downloaded from the
@@ -137,7 +138,7 @@ func TestSharedCompareAndReportSayWhyAHumanRatingIsMissing(t *testing.T) {
 		compareHuman := regexp.MustCompile(`Human rating <strong(?: data-testid="human")?>([^<]*)</strong>\s*(<span class="small muted" data-testid="human-missing">([^<]*)</span>)?`)
 		section := regexp.MustCompile(fmt.Sprintf(`(?s)<section class="card sample" id="sample-%d".*?</section>`, row.ID))
 		reportHuman := regexp.MustCompile(`<summary>\s*` + regexp.QuoteMeta(escapeText(crit.Name)) +
-			`: judge [^,<]*, human ([^<\s]*)\s*(<span class="small muted" data-testid="human-missing">([^<]*)</span>)?\s*</summary>`)
+			`: judge [^,<]*, human ([^<(]*?)\s*(<span class="small muted" data-testid="human-missing">([^<]*)</span>)?\s*</summary>`)
 		said := func(t *testing.T, path string) [][]string {
 			t.Helper()
 			rec := env.getAs(path)
@@ -170,13 +171,13 @@ func TestSharedCompareAndReportSayWhyAHumanRatingIsMissing(t *testing.T) {
 			for _, p := range pages {
 				for _, m := range said(t, p.path) {
 					if why == "" {
-						if m[1] == "—" || m[2] != "" {
+						if m[1] == "not rated" || m[2] != "" {
 							t.Errorf("%s: the human rating reads %q %q, want a rating and no reason", p.name, m[1], m[3])
 						}
 						continue
 					}
-					if m[1] != "—" || m[3] != "("+escapeText(why)+")" {
-						t.Errorf("%s: the human rating reads %q %q, want — (%s)", p.name, m[1], m[3], why)
+					if m[1] != "not rated" || m[3] != "("+escapeText(why)+")" {
+						t.Errorf("%s: the human rating reads %q %q, want not rated (%s)", p.name, m[1], m[3], why)
 					}
 				}
 			}

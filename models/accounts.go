@@ -603,9 +603,22 @@ func (db *DB) SetMemberRole(ctx context.Context, wsID, userID int64, role Role, 
 // tokens there; the last owner stays. With revokeShares, the share links
 // they made in the workspace that still open are revoked too (they hold
 // those addresses, which open without an account); it returns how many. Given an audit (described with that count),
-// its entry is written in the same transaction.
+// its entry is written in the same transaction. The removal is recorded
+// (WorkspaceRemoval) in it too, audited or not: by the audit's actor when
+// given ("left" when that is the member), else by someone not known.
 func (db *DB) RemoveMember(ctx context.Context, wsID, userID int64, revokeShares bool, audit ...Audit[int64]) (int64, error) {
 	return db.changeMember(ctx, wsID, userID, memberChange{remove: true, revokeShares: revokeShares}, func(tx *gorm.DB, revoked int64) error {
+		var byID *int64
+		var by string
+		for _, a := range audit {
+			if a.Event.WorkspaceID != 0 {
+				byID, by = a.Event.ActorUserID, a.Event.Actor
+				break
+			}
+		}
+		if err := recordRemoval(tx, wsID, userID, byID, by, RemovalRemoved, time.Now().UTC()); err != nil {
+			return err
+		}
 		return recordAudits(tx, audit, revoked)
 	})
 }

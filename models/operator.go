@@ -379,6 +379,16 @@ func (db *DB) ReleaseAddress(ctx context.Context, email, reason, transferTo stri
 		if err := auditAccountTx(tx, u.ID, AuditEvent{Actor: OperatorActor, Action: AuditAddressReleased, Target: u.Email, Detail: detail, CreatedAt: now}); err != nil {
 			return err
 		}
+		// Each membership's end is recorded, as a removal by the operator.
+		var ended []int64
+		if err := tx.Model(&Membership{}).Where("user_id = ?", u.ID).Order("workspace_id").Pluck("workspace_id", &ended).Error; err != nil {
+			return fmt.Errorf("find the workspaces of %s: %w", u.Email, err)
+		}
+		for _, wsID := range ended {
+			if err := recordRemoval(tx, wsID, u.ID, nil, OperatorActor, RemovalReleased, now); err != nil {
+				return err
+			}
+		}
 		if err := tx.Where("user_id = ?", u.ID).Delete(&Membership{}).Error; err != nil {
 			return fmt.Errorf("take %s out of its workspaces: %w", u.Email, err)
 		}

@@ -54,12 +54,15 @@ func ceilingOf(cols []string, rows []models.DatasetRow, samples []SampleResult, 
 			}
 		}
 	}
-	loo, _ := stats.LeaveOneOutCorrelation(stats.MethodPearson, ratings)
+	// The ceiling is Pearson's, as the judge's figure it is set against
+	// (judge is the criterion's Pearson); the reading names it so.
+	const m = stats.MethodPearson
+	loo, _ := stats.LeaveOneOutCorrelation(m, ratings)
 	alpha := stats.KrippendorffAlphaInterval(ratings)
 	// The reading is shown beside alpha: it must not call the humans'
 	// agreement unmeasured when alpha measured it.
 	return &Ceiling{Annotators: len(cols), Items: items, Judged: judge.N, Both: both, Alpha: alpha,
-		LeaveOneOut: loo, Reading: stats.InterpretCeilingWithAlpha(judge.Coef, loo, alpha, items)}
+		LeaveOneOut: loo, Reading: stats.InterpretCeilingWithAlpha(m, judge.Coef, loo, alpha, items)}
 }
 
 // paired reports whether s is among the pairs of the judge's correlation

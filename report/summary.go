@@ -79,8 +79,10 @@ import (
 // interval "from 0 of 0 resamples" or leave out a count they should say.
 // summary-18: the stored reading sentences name the coefficient they read
 // ("Strong agreement (Pearson r = 0.62)", stats.Interpret), where they
-// printed it bare ("Strong agreement (0.62)").
-const summaryVersion = "summary-18"
+// printed it bare ("Strong agreement (0.62)"). summary-19: the stored
+// human ceiling's reading names its coefficient too ("(Pearson r = 0.71
+// vs 0.68)", stats.InterpretCeiling), where it printed "(0.71 vs 0.68)".
+const summaryVersion = "summary-19"
 
 // storedSummary is a finished run's report without its samples, as stored
 // in run_summaries (gob keeps NaN, an undefined correlation, exactly).

@@ -296,10 +296,9 @@ type WebhookRun struct {
 type WebhookCriterion struct {
 	Name    string   `json:"name"`
 	Pearson *float64 `json:"pearson"`
-	// tooFewOf is the number of samples behind Pearson when they are too
-	// few to tell it from chance (stats.TooFewToTell), for the text; 0
-	// otherwise.
-	tooFewOf int
+	// reading is the criterion's agreement in the run page's words (the
+	// report's Reading), for the text; "" without human ratings.
+	reading string
 }
 
 // Run-end events.
@@ -362,9 +361,9 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 				wc := WebhookCriterion{Name: c.Criterion.Name}
 				if p := c.Pearson.Coef; c.HasHuman && !math.IsNaN(p) && !math.IsInf(p, 0) {
 					wc.Pearson = &p
-					if stats.TooFewToTell(c.Pearson) {
-						wc.tooFewOf = c.Pearson.N
-					}
+				}
+				if c.HasHuman {
+					wc.reading = c.Reading
 				}
 				m.Run.Criteria = append(m.Run.Criteria, wc)
 			}
@@ -376,14 +375,20 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 		fmt.Fprintf(&b, " failed: %s", slackText(reason))
 	} else {
 		b.WriteString(" finished.")
+		// Each criterion with human ratings in the sentence its run page
+		// reads it in (stats.Interpret, as the report stored it), numbers
+		// signed as the page signs them: "Coherent: Strong agreement
+		// (Pearson r = 0.51) over 40 samples, 95% interval 0.30 to 0.68."
+		// It wrote "Coherent: Pearson 0.512." (and "Pearson −0.812 over 3
+		// samples, too few to tell." in its own words): a chat channel's
+		// readers are the least likely to know what 0.512 is worth, and
+		// the page's sentence says it, with the caveats (few samples,
+		// chance, a wide interval) the bare figure left out, and why an
+		// agreement could not be measured. run.criteria[].pearson keeps
+		// the exact number for programs.
 		for _, c := range m.Run.Criteria {
-			if c.Pearson != nil {
-				if c.tooFewOf > 0 {
-					// A bare -0.812 on three samples reads as a verdict.
-					fmt.Fprintf(&b, " %s: Pearson %s over %d samples, too few to tell.", slackText(c.Name), pageCoef(*c.Pearson), c.tooFewOf)
-					continue
-				}
-				fmt.Fprintf(&b, " %s: Pearson %s.", slackText(c.Name), pageCoef(*c.Pearson))
+			if c.reading != "" {
+				fmt.Fprintf(&b, " %s: %s", slackText(c.Name), slackText(stats.TrueMinus(c.reading)))
 			}
 		}
 		// The scores missing for too few readable answers are among the
@@ -419,19 +424,6 @@ func (r *Runner) runMessage(ctx context.Context, run models.Run, baseURL string)
 	}
 	m.Text = b.String()
 	return m
-}
-
-// pageCoef writes a coefficient for the message's text as the pages write
-// it (web's coefFixed): rounded as stats.CoefDecimal rounds (the
-// message's own pearson, 0.1235, reads 0.124 here too) to 3 decimals, with
-// the true minus sign U+2212 ("−0.062", not "-0.062") and no negative
-// zero (-0.0004 is 0.000). The JSON's pearson field stays a number.
-func pageCoef(v float64) string {
-	s := stats.CoefDecimal(v, 3)
-	if strings.Trim(s, "-0.") == "" {
-		return strings.TrimPrefix(s, "-")
-	}
-	return strings.ReplaceAll(s, "-", "\u2212")
 }
 
 // slackMarkup are the characters Slack reads as markup in a message's

@@ -178,14 +178,22 @@ func TestWebhookFiguresRecomputed(t *testing.T) {
 			if c.Name != name || c.Pearson == nil || math.Abs(*c.Pearson-want) > 1e-12 {
 				t.Errorf("criterion %d: %s, Pearson %v; recomputed %s, %v", ci, c.Name, c.Pearson, name, want)
 			}
-			// The text writes it to three decimals, rounded half away from zero.
-			text := strconv.FormatFloat(math.Round(want*1000)/1000, 'f', 3, 64)
-			text = strings.TrimPrefix(text, "-0.000") // no negative zero, as on the pages
-			if text == "" {
-				text = "0.000"
+			// The text reads it in the run page's sentence, which names
+			// it to two decimals, rounded half away from zero, with the
+			// page's minus sign and no negative zero.
+			text := strconv.FormatFloat(math.Round(want*100)/100, 'f', 2, 64)
+			if text == "-0.00" {
+				text = "0.00"
 			}
-			if wt := fmt.Sprintf(" %s: Pearson %s.", name, strings.Replace(text, "-", "−", 1)); !strings.Contains(m.Text, wt) {
-				t.Errorf("text %q lacks %q (r = %v)", m.Text, wt, want)
+			if wt := fmt.Sprintf("(Pearson r = %s)", strings.Replace(text, "-", "−", 1)); !strings.Contains(m.Text, " "+name+": ") || !strings.Contains(m.Text, wt) {
+				t.Errorf("text %q lacks %s: ...%s (r = %v)", m.Text, name, wt, want)
+			}
+		}
+		// And it is the run page's reading, word for word: the stored
+		// summary's, which the page shows.
+		for _, w := range pageReadings(t, env, run) {
+			if !strings.Contains(m.Text, w) {
+				t.Errorf("text %q lacks the run page's %q", m.Text, w)
 			}
 		}
 	})

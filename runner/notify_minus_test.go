@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/batcheval/batcheval/evaluator"
 	"github.com/batcheval/batcheval/evaluator/stats"
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/report"
@@ -15,26 +14,25 @@ import (
 // TestWebhookTextSignsAsPages: the webhook's text wrote a negative Pearson
 // with an ASCII hyphen ("-0.062") where the run page writes "−0.062" (the
 // true minus sign, web.Minus), and one just below zero as "-0.000", which
-// the pages write 0.000. The text now writes coefficients as the pages do;
-// the JSON's pearson stays the number.
+// the pages write 0.000. The text, now the page's reading, signs its
+// numbers as the page does (stats.TrueMinus); the JSON's pearson stays
+// the number.
 func TestWebhookTextSignsAsPages(t *testing.T) {
 	tests := []struct {
-		name  string
-		coef  float64
-		text  string
-		wrong string
+		name         string
+		coef, lo, hi float64
+		text         string
+		wrong        string
 	}{
-		{"negative", -0.0615, "Coherent: Pearson \u22120.062.", "-0.062"},
-		{"negative, rounded as the pages", -0.1235, "Coherent: Pearson \u22120.124.", "-0.124"},
-		{"negative zero as printed", -0.0004, "Coherent: Pearson 0.000.", "\u22120.000"},
-		{"positive", 0.5, "Coherent: Pearson 0.500.", "+0.500"},
+		{"negative", -0.2115, -0.3151, -0.1049, "Coherent: Weak disagreement (Pearson r = \u22120.21) over 300 samples, 95% interval \u22120.32 to \u22120.10.", "-0."},
+		{"negative, rounded as the pages", -0.125, -0.2351, -0.0149, "Coherent: Weak disagreement (Pearson r = \u22120.13) over 300 samples, 95% interval \u22120.24 to \u22120.01.", "-0."},
+		{"negative zero as printed", -0.0004, -0.1131, 0.1129, "Coherent: Negligible agreement (Pearson r = 0.00) over 300 samples, 95% interval \u22120.11 to 0.11.", "\u22120.00"},
+		{"positive", 0.5, 0.41, 0.58, "Coherent: Strong agreement (Pearson r = 0.50) over 300 samples, 95% interval 0.41 to 0.58.", "+0.5"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &Runner{buildReport: func(context.Context, *models.DB, int64, int64) (*report.Report, error) {
-				return &report.Report{Criteria: []report.CriterionReport{{
-					Criterion: evaluator.Criterion{Name: "Coherent"}, HasHuman: true, Pearson: stats.Correlation{Coef: tt.coef},
-				}}}, nil
+				return readingReport(stats.Correlation{Coef: tt.coef, P: 0.0002, N: 300, CILow: tt.lo, CIHigh: tt.hi}), nil
 			}}
 			run := models.Run{ID: 7, Name: "Signs", Method: models.MethodBatchEval, Status: models.RunSucceeded, BatchesDone: 1}
 			m := r.runMessage(context.Background(), run, "https://eval.example.test")

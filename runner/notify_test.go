@@ -163,10 +163,15 @@ func TestWebhookOnRunEnd(t *testing.T) {
 				if !tc.fail {
 					if len(m.Run.Criteria) != 1 || m.Run.Criteria[0].Pearson == nil {
 						t.Errorf("criteria: %+v", m.Run.Criteria)
-					} else if w := "Pearson " + strings.Replace(stats.CoefDecimal(*m.Run.Criteria[0].Pearson, 3), "-", "\u2212", 1) + "."; !strings.Contains(m.Text, w) {
-						// The text rounds the message's own figure as the
-						// pages do.
+					} else if w := "Pearson r = " + strings.Replace(stats.CoefDecimal(*m.Run.Criteria[0].Pearson, 2), "-", "\u2212", 1); !strings.Contains(m.Text, w) {
+						// The text's reading names the message's own
+						// figure, rounded as the pages round it.
 						t.Errorf("text %q lacks %q (pearson %v)", m.Text, w, *m.Run.Criteria[0].Pearson)
+					}
+					for _, w := range pageReadings(t, env, run) {
+						if !strings.Contains(m.Text, w) {
+							t.Errorf("text %q lacks the run page's %q", m.Text, w)
+						}
 					}
 				}
 				if !strings.HasPrefix(wh.LastStatus, tc.wantStatus) || wh.LastSentAt == nil {

@@ -1645,7 +1645,7 @@ func ComparePage(v CompareView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					if r.HumanMissing != "" && IsMissing(r.Human) {
-						templ_7745c5c3_Err = MissingValue("not rated", r.HumanMissing, "human-missing-short").Render(ctx, templ_7745c5c3_Buffer)
+						templ_7745c5c3_Err = MissingValue(notRated, r.HumanMissing, "human-missing-short").Render(ctx, templ_7745c5c3_Buffer)
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
 						}
@@ -2385,9 +2385,9 @@ func CompareSamplePage(v CompareSampleView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var111 string
-			templ_7745c5c3_Var111, templ_7745c5c3_Err = templ.JoinStringErrs(runScore(v.Human))
+			templ_7745c5c3_Var111, templ_7745c5c3_Err = templ.JoinStringErrs(humanRatingText(v.Human, v.HumanPending))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/compare.templ`, Line: 665, Col: 64}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `web/compare.templ`, Line: 665, Col: 87}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var111))
 			if templ_7745c5c3_Err != nil {

@@ -3,7 +3,6 @@ package web
 import (
 	"math"
 	"math/big"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -20,17 +19,12 @@ import (
 // ASCII hyphen: programs and the form's own parser read those.
 func Minus(s string) string { return strings.ReplaceAll(s, "-", "\u2212") }
 
-// sentenceMinus is an ASCII hyphen that signs a number in a sentence: at
-// the start or after a space or an opening parenthesis, before a digit.
-// A hyphen inside a word ("Holm-adjusted", "leave-one-out") never matches.
-var sentenceMinus = regexp.MustCompile(`(^|[\s(])-([0-9])`)
-
 // ReadingText is a reading sentence built outside this package (stats,
 // report, e.g. "Weak disagreement (Pearson r = -0.21)"; those keep the
 // ASCII hyphen in the JSON export and the API) with each of its numbers
 // signed the way a page signs numbers, with the true minus sign ("= −0.21").
 func ReadingText(s string) string {
-	return sentenceMinus.ReplaceAllString(s, "${1}\u2212${2}")
+	return stats.TrueMinus(s)
 }
 
 // Signed writes a change with its sign: "+0.120", "−0.050", and "±0.000"

@@ -49,7 +49,8 @@ func startServer(t *testing.T) string {
 // startServerAt is startServer on a database file the test knows, so it
 // can also open the database (to put a run in a given state). A
 // postgres:// URL (dbtest.DSN) serves from that PostgreSQL database.
-func startServerAt(t *testing.T, dbPath string) string {
+// extra are more serve flags (--no-worker).
+func startServerAt(t *testing.T, dbPath string, extra ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
@@ -60,7 +61,7 @@ func startServerAt(t *testing.T, dbPath string) string {
 		// keeps files next to it.
 		where = []string{"--database-url", dbPath, "--db", filepath.Join(t.TempDir(), "b.db")}
 	}
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, where...)
+	args := append(append([]string{"serve", "--addr", "127.0.0.1:0", "--log-level", "warn"}, where...), extra...)
 	go func() {
 		done <- run(ctx, args,
 			func(string) string { return "" }, pw, io.Discard)

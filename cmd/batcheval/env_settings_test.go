@@ -413,6 +413,7 @@ func TestHelpShowsDefaultsAsTyped(t *testing.T) {
 		{[]string{"worker", "-h"}, []string{"Usage: batcheval worker [flags]", "--shutdown-grace duration\n"}},
 		{[]string{"migrate", "-h"}, []string{"Usage: batcheval migrate [flags]", "(default info)\n"}},
 		{[]string{"resume", "-h"}, []string{"Usage: batcheval resume [flags] RUN_ID", "--queue-only\n"}},
+		{[]string{"export", "-h"}, []string{"Usage: batcheval export [flags] RUN_ID", "--format csv|json\n", "--out FILE\n"}},
 		{[]string{"admin", "create-user", "-h"}, []string{"--role string\n", "(default default)\n"}},
 	} {
 		var stdout strings.Builder // asked for, the help is printed on stdout

@@ -11,6 +11,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -329,9 +330,11 @@ criteria:
 func runArgs(t *testing.T, judgeURL string, extra ...string) []string {
 	data, rubric := faultData(t, 40)
 	// --no-cache: these tests count the requests the judge receives (one
-	// per batch, none twice), which the answer cache would answer instead.
+	// per batch, none twice), which the answer cache would answer instead;
+	// --hedge-slow-calls=false for the same reason: a re-sent slow call is
+	// a second request by design (its counts: runner/cost_ledger_test.go).
 	return append([]string{"run", "--data", data, "--rubric", rubric, "--judge-url", judgeURL, "--model", "fake",
-		"--rounds", "2", "--batch-size", "5", "--concurrency", "2", "--timeout", "5s", "--no-cache"}, extra...)
+		"--rounds", "2", "--batch-size", "5", "--concurrency", "2", "--timeout", "5s", "--no-cache", "--hedge-slow-calls=false"}, extra...)
 }
 
 const faultBatches = 16
@@ -876,4 +879,52 @@ func scrapeURL(t *testing.T, url string) map[string]*dto.MetricFamily {
 		t.Fatalf("parse %s: %v", url, err)
 	}
 	return families
+}
+
+// TestInterruptedRunExitStatus: the built `batcheval run`, stopped part
+// way by Ctrl-C (SIGINT) or SIGTERM, says how far its run got and exits
+// with the shell's status for that signal, 128 plus its number: 130 and
+// 143. It exited 1, as for a failed run, so a script could not tell an
+// interruption from a failure.
+func TestInterruptedRunExitStatus(t *testing.T) {
+	eachDialect(t, func(t *testing.T, dsn string) {
+		db := openDSN(t, dsn)
+		for _, tc := range []struct {
+			sig  syscall.Signal
+			want int
+		}{{syscall.SIGINT, 130}, {syscall.SIGTERM, 143}} {
+			fj := newFaultJudge(t, nil)
+			// The previous case's run, stopped (before the first, the
+			// command has not made the tables yet: none).
+			var before int64
+			_ = db.Gorm.Model(&models.Run{}).Select("COALESCE(MAX(id), 0)").Scan(&before).Error
+			cli := start(t, "run", dsn, runArgs(t, fj.URL(), "--concurrency", "1")...)
+			var last models.Run
+			deadline := time.Now().Add(60 * time.Second)
+			for {
+				var runs []models.Run
+				if err := db.Gorm.Where("id > ?", before).Find(&runs).Error; err == nil && len(runs) == 1 && runs[0].BatchesDone > 0 {
+					last = runs[0]
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: no batch answered within 60s", tc.sig)
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			cli.signal(tc.sig)
+			err := cli.wait(30 * time.Second)
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != tc.want {
+				t.Errorf("batcheval run after %s: %v, want exit status %d", tc.sig, err, tc.want)
+			}
+			want := fmt.Sprintf("batcheval: interrupted: run %d stopped with ", last.ID)
+			if out := cli.out.String(); !strings.Contains(out, want) || !strings.Contains(out, "every answer received is stored") {
+				t.Errorf("batcheval run after %s printed no message saying how far the run got (%q):\n%s", tc.sig, want, out)
+			}
+			if r, err := db.FindRun(context.Background(), last.WorkspaceID, last.ID); err != nil || r.Finished() {
+				t.Errorf("after %s the run is %s (%v): want it stopped part way", tc.sig, r.Status, err)
+			}
+		}
+	})
 }

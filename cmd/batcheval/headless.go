@@ -56,6 +56,13 @@ adds each criterion's correlation within groups, averaged over the groups.
 
 Progress goes to stderr: a bar on a terminal, one line per change otherwise.
 
+Interrupted (Ctrl-C or SIGTERM), it lets the calls already sent finish,
+stores their answers, says how many batches were answered and hands the run
+to ` + "`batcheval worker` or `batcheval serve`" + ` on the same database. Exit status:
+0 finished; 1 an error (the run failed, or bad input); 3 stopped by its
+spending cap; 4 paused from the dashboard; 130 interrupted by Ctrl-C
+(SIGINT), 143 by SIGTERM.
+
 Flags:
 `
 
@@ -93,7 +100,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		nSamples    = fs.Int("samples", 20, "geval/closerlook: n sampled completions per sample")
 		noLogprobs  = fs.Bool("no-logprobs", false, "geval: estimate score probabilities by sampling even if the endpoint returns logprobs")
 		noCache     = fs.Bool("no-cache", false, "ask the judge for every request, even one answered before by the same judge, model and seed (by default identical answers are reused at no cost)")
-		hedge       = fs.Bool("hedge-slow-calls", false, "re-send a judge call that takes much longer than the run's others and use the first answer; each re-send is a paid call, at most one per 20 calls (off by default)")
+		hedge       = fs.Bool("hedge-slow-calls", true, "re-send a judge call still unanswered after twice the run's typical wait (and at least 1 s) and use the first answer; each re-send is a paid call, at most one per 20 calls (on by default; --hedge-slow-calls=false never pays for a call twice)")
 		sampleTemp  = fs.Float64("sample-temperature", 1, "geval/closerlook: temperature of the sampled completions")
 		llmScale    = enumFlag(fs, "llmeval-scale", string(evaluator.LLMEvalFive), words(evaluator.LLMEvalFive, evaluator.LLMEvalHundred), "llmeval: 0-5 (one decimal) or 0-100 (integers)")
 		out         = fs.String("out", "", "write the JSON result to this file")
@@ -472,13 +479,27 @@ func (e *pausedError) Error() string {
 		"sending only the batches without an answer", e.run.ID, e.run.BatchesDone, e.run.BatchesTotal, e.run.ID)
 }
 
-// exitStatus is the process's exit status for what run returned.
+// interrupted is waitFinished's error when the command was stopped: it
+// reads "interrupted" and carries why (a *stopSignal: Ctrl-C or SIGTERM)
+// to the exit status.
+type interrupted struct{ cause error }
+
+func (e *interrupted) Error() string { return "interrupted" }
+func (e *interrupted) Unwrap() error { return e.cause }
+
+// exitStatus is the process's exit status for what run returned: a
+// command stopped by a signal exits as the shell expects of it (128 plus
+// the signal's number: 130 for Ctrl-C, 143 for SIGTERM), after its
+// message saying how far its run got; it exited 1, as for a failure.
 func exitStatus(err error) int {
 	var cs *spendCapStopError
 	var pe *pausedError
+	var sig *stopSignal
 	switch {
 	case err == nil:
 		return 0
+	case errors.As(err, &sig) && sig.sig > 0:
+		return sig.exitCode()
 	case errors.As(err, &cs):
 		return exitSpendCap
 	case errors.As(err, &pe):
@@ -522,7 +543,7 @@ func waitFinished(ctx context.Context, db *models.DB, wsID, runID int64, progres
 		select {
 		case <-ctx.Done():
 			progress.done()
-			return run, errors.New("interrupted")
+			return run, &interrupted{cause: context.Cause(ctx)}
 		case <-t.C:
 		}
 	}

@@ -367,9 +367,10 @@ func TestRunCommandPricesItsJudge(t *testing.T) {
 	}
 }
 
-// TestRunCommandHedgeSlowCalls: `batcheval run --hedge-slow-calls` runs
-// with the setting on, and its result says so in the run's settings; a
-// run without the flag has it off and its result does not mention it.
+// TestRunCommandHedgeSlowCalls: `batcheval run` re-sends slow calls by
+// default (with or without --hedge-slow-calls), and its result says so in
+// the run's settings; --hedge-slow-calls=false turns it off, and then the
+// result does not mention it.
 func TestRunCommandHedgeSlowCalls(t *testing.T) {
 	dir := t.TempDir()
 	rubric := filepath.Join(dir, "fed.yaml")
@@ -377,12 +378,16 @@ func TestRunCommandHedgeSlowCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := sharedDataset(t, "fed-dialog.jsonl")
-	for _, hedge := range []bool{true, false} {
-		out := filepath.Join(dir, fmt.Sprintf("result-%v.json", hedge))
+	for i, tc := range []struct {
+		flag  string // "" : none
+		hedge bool
+	}{{"", true}, {"--hedge-slow-calls", true}, {"--hedge-slow-calls=false", false}} {
+		hedge := tc.hedge
+		out := filepath.Join(dir, fmt.Sprintf("result-%d.json", i))
 		args := []string{"run", "--data", data, "--rubric", rubric, "--simulated", "--rounds", "1", "--batch-size", "25",
-			"--seed", "3", "--out", out, "--db", filepath.Join(dir, fmt.Sprintf("t-%v.db", hedge))}
-		if hedge {
-			args = append(args, "--hedge-slow-calls")
+			"--seed", "3", "--out", out, "--db", filepath.Join(dir, fmt.Sprintf("t-%d.db", i))}
+		if tc.flag != "" {
+			args = append(args, tc.flag)
 		}
 		var stdout, stderr bytes.Buffer
 		if err := run(context.Background(), args, func(string) string { return "" }, &stdout, &stderr); err != nil {
@@ -404,10 +409,10 @@ func TestRunCommandHedgeSlowCalls(t *testing.T) {
 		}
 		v, ok := doc.Report.Provenance.Settings["hedge_slow_calls"]
 		if hedge && v != true {
-			t.Errorf("--hedge-slow-calls: the result's settings %v, want hedge_slow_calls true", doc.Report.Provenance.Settings)
+			t.Errorf("flag %q: the result's settings %v, want hedge_slow_calls true", tc.flag, doc.Report.Provenance.Settings)
 		}
 		if !hedge && ok {
-			t.Errorf("a run without --hedge-slow-calls states hedge_slow_calls=%v in its settings", v)
+			t.Errorf("flag %q: the run states hedge_slow_calls=%v in its settings, want it absent", tc.flag, v)
 		}
 	}
 }

@@ -55,7 +55,7 @@ func TestHelpMatchesTheFlagsAccepted(t *testing.T) {
 		t.Fatalf("batcheval help: %v\n%s", err, top)
 	}
 	commands := [][]string{
-		{"serve"}, {"worker"}, {"migrate"}, {"run"}, {"resume"}, {"admin"},
+		{"serve"}, {"worker"}, {"migrate"}, {"run"}, {"resume"}, {"export"}, {"admin"},
 		{"admin", "create-user"}, {"admin", "rotate-key"}, {"admin", "list-users"}, {"admin", "reset-link"},
 		{"admin", "release-address"}, {"admin", "account-events"}, {"admin", "network"},
 	}
@@ -166,7 +166,7 @@ func flagsListed(help string) []string {
 // same help as `batcheval help CMD`, on stdout, so it can be piped to a
 // pager; it went to stderr (cli51 found it), and `| less` showed nothing.
 func TestCommandHelpFlagPrintsToStdout(t *testing.T) {
-	for _, path := range [][]string{{"serve"}, {"worker"}, {"migrate"}, {"run"}, {"resume"}, {"admin", "create-user"}} {
+	for _, path := range [][]string{{"serve"}, {"worker"}, {"migrate"}, {"run"}, {"resume"}, {"export"}, {"admin", "create-user"}} {
 		for _, flag := range []string{"--help", "-h"} {
 			t.Run(strings.Join(append(slices.Clone(path), flag), " "), func(t *testing.T) {
 				var out, errOut bytes.Buffer

@@ -6,6 +6,7 @@
 //	batcheval run      judge a file from the command line, headless
 //	batcheval admin    operator tasks (create-user, rotate-key, list-users, reset-link, release-address, account-events)
 //	batcheval resume   re-send the batches of a run that have no answer
+//	batcheval export   write a run's results as CSV or JSON, as the dashboard's export
 //
 // With no settings it keeps everything in a SQLite file under ./data.
 package main
@@ -24,12 +25,55 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "batcheval:", err)
-		os.Exit(exitStatus(err))
+		os.Exit(exitStatus(withStopSignal(ctx, err)))
 	}
+}
+
+// stopSignal is the cause of a command's context ended by a signal
+// (signalContext): which one, for the exit status.
+type stopSignal struct{ sig syscall.Signal }
+
+func (s *stopSignal) Error() string { return s.sig.String() + " received" }
+
+// Is makes a stop by a signal a cancellation, as signal.NotifyContext's is.
+func (s *stopSignal) Is(target error) bool { return target == context.Canceled }
+
+// exitCode is the conventional status of a process a signal stopped:
+// 128 plus its number (130 for SIGINT, Ctrl-C; 143 for SIGTERM).
+func (s *stopSignal) exitCode() int { return 128 + int(s.sig) }
+
+// signalContext is signal.NotifyContext whose cause (context.Cause) is a
+// *stopSignal naming the signal received, so that the command's error can
+// carry it to the exit status.
+func signalContext(parent context.Context, sigs ...os.Signal) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	go func() {
+		select {
+		case s := <-ch:
+			sig, _ := s.(syscall.Signal)
+			cancel(&stopSignal{sig: sig})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); cancel(nil) }
+}
+
+// withStopSignal is err carrying the signal that stopped ctx, when one
+// did and err does not already carry it: a command interrupted before it
+// could say how far it got (while reading its data, say) exits with the
+// signal's status too.
+func withStopSignal(ctx context.Context, err error) error {
+	var s *stopSignal
+	if errors.As(err, &s) || !errors.As(context.Cause(ctx), &s) {
+		return err
+	}
+	return fmt.Errorf("%w (%w)", err, s)
 }
 
 const usage = `batcheval: judge text with language models the way careful humans do.
@@ -45,6 +89,7 @@ Usage:
   batcheval admin account-events [--email --since --limit]   the audit log of accounts in no workspace
   batcheval admin network list | grant WORKSPACE | revoke WORKSPACE   which workspaces may reach private networks
   batcheval resume  [flags] RUN_ID   re-send only the batches of a run that have no answer
+  batcheval export  --format csv|json [--out FILE] RUN_ID   write a run's results, as the dashboard's Export buttons
 
 Run "batcheval help <command>" (or "batcheval <command> --help") for the flags of a command.
 `
@@ -52,7 +97,7 @@ Run "batcheval help <command>" (or "batcheval <command> --help") for the flags o
 // isCommand reports whether word is one of the commands runCommand runs.
 func isCommand(word string) bool {
 	switch word {
-	case "serve", "worker", "migrate", "run", "admin", "resume", "help":
+	case "serve", "worker", "migrate", "run", "admin", "resume", "export", "help":
 		return true
 	}
 	return false
@@ -106,6 +151,8 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 		return admin(ctx, args, getenv, os.Stdin, stdout, stderr)
 	case "resume":
 		return resume(ctx, args, getenv, stdout, stderr)
+	case "export":
+		return exportCmd(ctx, args, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		if cmd == "help" && len(args) > 0 && args[0] != "help" {
 			// `batcheval help run` is `batcheval run --help`, on stdout
@@ -125,7 +172,7 @@ func runCommand(ctx context.Context, args []string, getenv func(string) string, 
 // command is refused with the list of commands, as when it is run.
 func helpFor(ctx context.Context, path []string, getenv func(string) string, stdout io.Writer) error {
 	switch path[0] {
-	case "serve", "worker", "migrate", "run", "admin", "resume":
+	case "serve", "worker", "migrate", "run", "admin", "resume", "export":
 	default:
 		fmt.Fprint(stdout, usage)
 		return fmt.Errorf("no command %q to help with: the commands are listed above", path[0])

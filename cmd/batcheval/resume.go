@@ -29,6 +29,9 @@ its end and prints a summary; with --queue-only it leaves the run to the
 A run stopped by its spending cap is resumed with a higher one:
 --spend-cap-usd sets the run's new cap first.
 
+Exit status as for ` + "`batcheval run`" + `: 0 finished, 1 an error, 3 stopped by the
+spending cap, 4 paused, 130 interrupted by Ctrl-C, 143 by SIGTERM.
+
 Flags:
 `
 

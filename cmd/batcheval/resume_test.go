@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -208,21 +210,30 @@ func TestResumeRefusalHintFitsAResumedRun(t *testing.T) {
 // resume N`, the command an operator reaches for, then refused with "it
 // resumes by itself" and no more. resume now says what does resume it.
 // Ids that are no run's are refused saying what to write.
+// Ctrl-C is a real SIGINT to this process, caught by the context main
+// makes (signalContext): the command then exits 130, the shell's status
+// for it (it exited 1, as for a failure); TestInterruptedRunExitStatus
+// checks the built program, for SIGTERM too.
 func TestInterruptedRunSaysHowToFinishIt(t *testing.T) {
 	dsn := dbtest.DSN(t, models.SQLite)
 	fj := newFaultJudge(t, nil)
 	env := func(k string) string {
 		return map[string]string{"BATCHEVAL_DB": dsn, "BATCHEVAL_LOG_LEVEL": "error"}[k]
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, stop := signalContext(context.Background(), os.Interrupt)
+	defer stop()
 	var out, errOut bytes.Buffer
 	ended := make(chan error, 1)
 	go func() { ended <- run(ctx, runArgs(t, fj.URL(), "--concurrency", "1"), env, &out, &errOut) }()
 	db := openDSN(t, dsn)
 	theRun(t, db, 60*time.Second, func(r models.Run) bool { return r.BatchesDone > 0 })
-	cancel()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
 	err := <-ended
+	if got := exitStatus(withStopSignal(ctx, err)); got != 130 {
+		t.Errorf("interrupted by SIGINT, the command exits %d, want 130 (128 + SIGINT)", got)
+	}
 	stopped := theRun(t, db, 0, func(models.Run) bool { return true })
 	if stopped.Finished() || stopped.BatchesDone == 0 || stopped.BatchesDone == stopped.BatchesTotal {
 		t.Fatalf("the run is %s with %d/%d batches; want it stopped part way", stopped.Status, stopped.BatchesDone, stopped.BatchesTotal)

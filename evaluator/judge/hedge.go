@@ -39,6 +39,17 @@ import (
 // issue's benchmark, so at 2x it ends near 3x.
 const hedgeFactor = 2
 
+// HedgeMinDelay is the shortest time a call is out before its copy is
+// sent, whatever the median. Why 1 s: re-sending is on by default, and a
+// judge that answers in tens of milliseconds (a local server, a test's
+// fake) gains nothing worth a paid copy from it, while a busy machine's
+// scheduling makes its ordinary calls vary by more than twice their
+// median (at 20 ms, 8-10 copies of 260 calls at C = 32 with no gain:
+// BENCHMARKS.md, "Hedged slow calls"). The judges whose tails a copy
+// does cut, remote models under load, answer a batch in seconds, where
+// twice the median is past 1 s anyway (the 500 ms judge: 1 s).
+const HedgeMinDelay = time.Second
+
 // hedgeMinAnswers is how many answers the run must have had before any
 // call is hedged: a median of fewer says little about the judge.
 const hedgeMinAnswers = 10
@@ -67,6 +78,9 @@ type Hedger struct {
 	// capped are the calls out whose copy the cap refused: a place given
 	// back (a copy that ended unsent) goes to one of them.
 	capped map[*hedgeCall]struct{}
+	// minDelay is the floor of the threshold (HedgeMinDelay unless a
+	// test sets another with WithMinDelay).
+	minDelay time.Duration
 	// sent counts the calls whose first attempt went out, launched the
 	// copies started, less those that ended without being sent (the cap
 	// counts these).
@@ -76,7 +90,15 @@ type Hedger struct {
 
 // NewHedger returns a Hedger with an empty record.
 func NewHedger() *Hedger {
-	return &Hedger{waiting: map[*hedgeCall]struct{}{}, capped: map[*hedgeCall]struct{}{}}
+	return &Hedger{waiting: map[*hedgeCall]struct{}{}, capped: map[*hedgeCall]struct{}{}, minDelay: HedgeMinDelay}
+}
+
+// WithMinDelay sets the threshold's floor (HedgeMinDelay by default) and
+// returns h: tests whose fake judges answer in milliseconds use a lower
+// one, to see a copy sent without waiting a second for each.
+func (h *Hedger) WithMinDelay(d time.Duration) *Hedger {
+	h.minDelay = d
+	return h
 }
 
 // Resent is how many copies were sent: an HTTP attempt made that wrote
@@ -89,8 +111,9 @@ func (h *Hedger) Resent() int {
 	return int(h.resent.Load())
 }
 
-// thresholdLocked is how long a call may be out before its copy is sent,
-// and false while the record has too few answers. h.mu is held.
+// thresholdLocked is how long a call may be out before its copy is sent
+// (twice the median answer, and never under minDelay), and false while
+// the record has too few answers. h.mu is held.
 func (h *Hedger) thresholdLocked() (time.Duration, bool) {
 	k := min(h.n, hedgeRecord)
 	if k < hedgeMinAnswers {
@@ -104,7 +127,7 @@ func (h *Hedger) thresholdLocked() (time.Duration, bool) {
 	if k%2 == 0 {
 		med = (s[k/2-1] + s[k/2]) / 2
 	}
-	return hedgeFactor * med, true
+	return max(hedgeFactor*med, h.minDelay), true
 }
 
 // record adds an answer's latency; when the record reaches
@@ -120,7 +143,7 @@ func (h *Hedger) record(d time.Duration) {
 	t, _ := h.thresholdLocked()
 	for hc := range h.waiting {
 		hc.mu.Lock()
-		if !hc.origDone {
+		if !hc.origDone && hc.inAttempt {
 			hc.timer = time.AfterFunc(max(t-time.Since(hc.started), 0), hc.fire)
 		}
 		hc.mu.Unlock()
@@ -136,15 +159,19 @@ type hedgeCall struct {
 	outer  context.Context
 	cancel context.CancelFunc // the original's
 
-	sentOnce sync.Once
-	started  time.Time // the original's first attempt
-
-	mu       sync.Mutex
-	origDone bool
-	origOK   bool // the original answered (origDone)
-	timer    *time.Timer
-	launched bool
-	copyWon  bool // the copy answered before the original
+	mu sync.Mutex
+	// counted: the call's first attempt went out (Hedger.sent counts it).
+	counted bool
+	// started is when the original's attempt under way began, and
+	// inAttempt whether one is under way: between attempts (a back-off,
+	// a 429's Retry-After) no copy is sent.
+	started   time.Time
+	inAttempt bool
+	origDone  bool
+	origOK    bool // the original answered (origDone)
+	timer     *time.Timer
+	launched  bool
+	copyWon   bool // the copy answered before the original
 	// copyRes is the copy's outcome, set before copyDone is closed.
 	copyRes    hedgeResult
 	copyDone   chan struct{}
@@ -176,31 +203,68 @@ func attemptStarting(ctx context.Context) error {
 	return nil
 }
 
+// attemptEndKey holds a func() told that an HTTP attempt of a call made
+// under the context has ended, whatever its outcome (Client.complete).
+type attemptEndKey struct{}
+
+func withAttemptEnd(ctx context.Context, f func()) context.Context {
+	return context.WithValue(ctx, attemptEndKey{}, f)
+}
+
+// attemptEnded tells ctx's end hook, if any, that an attempt has ended.
+func attemptEnded(ctx context.Context) {
+	if f, ok := ctx.Value(attemptEndKey{}).(func()); ok {
+		f()
+	}
+}
+
 // errHedgeNotNeeded stops a copy whose original answered while the copy
 // waited for its slot: it is not sent.
 var errHedgeNotNeeded = errors.New("the original call answered before its copy was sent")
 
-// sent starts the call's clock at its first attempt: the wait for a slot
-// or a turn is not the judge's slowness, and a copy would wait as long.
+// sent starts the call's clock at each of its attempts: the wait for a
+// slot or a turn is not the judge's slowness, and a copy would wait as
+// long; nor is a wait between attempts, which the judge asked for (a 429's
+// or 503's Retry-After) or the back-off chose: a copy sent then would be
+// one more request to a judge that said it had too many. Re-sending is on
+// by default, so a rate-limited run must not answer a 429 with copies.
 func (hc *hedgeCall) sent() error {
-	hc.sentOnce.Do(func() {
-		h := hc.h
-		h.mu.Lock()
-		defer h.mu.Unlock()
+	h := hc.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	if !hc.counted {
+		hc.counted = true
 		h.sent++
-		hc.mu.Lock()
-		defer hc.mu.Unlock()
-		hc.started = time.Now()
-		if hc.origDone {
-			return
-		}
-		if t, ok := h.thresholdLocked(); ok {
-			hc.timer = time.AfterFunc(t, hc.fire)
-		} else {
-			h.waiting[hc] = struct{}{}
-		}
-	})
+	}
+	hc.started, hc.inAttempt = time.Now(), true
+	if hc.origDone || hc.launched {
+		return nil
+	}
+	if t, ok := h.thresholdLocked(); ok {
+		hc.timer = time.AfterFunc(t, hc.fire)
+	} else {
+		h.waiting[hc] = struct{}{}
+	}
 	return nil
+}
+
+// attemptOver stops the clock of the original's attempt that ended: if
+// the call goes on, its next attempt starts it again from zero.
+func (hc *hedgeCall) attemptOver() {
+	h := hc.h
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	hc.mu.Lock()
+	defer hc.mu.Unlock()
+	hc.inAttempt = false
+	if hc.timer != nil {
+		hc.timer.Stop()
+		hc.timer = nil
+	}
+	delete(h.waiting, hc)
+	delete(h.capped, hc)
 }
 
 // fire sends the copy, unless the original is back or the cap is reached.
@@ -208,8 +272,8 @@ func (hc *hedgeCall) fire() {
 	h := hc.h
 	h.mu.Lock()
 	hc.mu.Lock()
-	if hc.origDone || hc.launched || h.launched >= h.sent/hedgeEvery+1 {
-		if !hc.origDone && !hc.launched {
+	if hc.origDone || hc.launched || !hc.inAttempt || h.launched >= h.sent/hedgeEvery+1 {
+		if !hc.origDone && !hc.launched && hc.inAttempt {
 			h.capped[hc] = struct{}{}
 		}
 		hc.mu.Unlock()
@@ -295,7 +359,7 @@ func (h *Hedger) complete(ctx context.Context, inner completer, r Request) (resp
 	octx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	hc := &hedgeCall{h: h, inner: inner, req: r, outer: ctx, cancel: cancel}
-	resp, err = inner.Complete(withAttemptHook(octx, hc.sent), r)
+	resp, err = inner.Complete(withAttemptEnd(withAttemptHook(octx, hc.sent), hc.attemptOver), r)
 
 	h.mu.Lock()
 	delete(h.waiting, hc)

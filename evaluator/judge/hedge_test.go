@@ -2,8 +2,11 @@ package judge
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -164,7 +167,13 @@ func TestHedgedSlowCalls(t *testing.T) {
 		// assumed is the prompt tokens OnAssumedLoss is told of (a copy
 		// cancelled while out, counted at the winner's prompt), 0: never.
 		assumed int
+		// floor is the hedger's least wait before a copy (0 here unless
+		// set: the warm answers take milliseconds).
+		floor time.Duration
 	}{
+		{name: "on, out past twice the median but under the default 1 s floor: no copy", hedge: true, warm: 10,
+			floor: HedgeMinDelay, orig: hedgeStep{delay: 300 * time.Millisecond},
+			answer: "answer slow#0", paid: []PaidCall{{PromptTokens: 100, CompletionTokens: 7}}, calls: 11},
 		{name: "off: a slow call is never re-sent", hedge: false, warm: 10, orig: hedgeStep{delay: 150 * time.Millisecond},
 			answer: "answer slow#0", paid: []PaidCall{{PromptTokens: 100, CompletionTokens: 7}}, calls: 11},
 		{name: "on, before 10 answers: no copy", hedge: true, warm: 9, orig: hedgeStep{delay: 150 * time.Millisecond},
@@ -211,7 +220,7 @@ func TestHedgedSlowCalls(t *testing.T) {
 			c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
 			c.Run = 1
 			if tc.hedge {
-				c.Hedge = NewHedger()
+				c.Hedge = NewHedger().WithMinDelay(tc.floor)
 			}
 			var assumed []int
 			c.OnAssumedLoss = func(_ context.Context, p, cp int) { assumed = append(assumed, p, cp) }
@@ -300,7 +309,7 @@ func TestHedgeWaitsForTheRecord(t *testing.T) {
 		return warmStep
 	}}
 	c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
-	c.Hedge = NewHedger()
+	c.Hedge = NewHedger().WithMinDelay(0)
 	warmUp(t, c, 9)
 	done := make(chan Response, 1)
 	go func() {
@@ -341,7 +350,7 @@ func TestHedgeCap(t *testing.T) {
 				return warmStep
 			}}
 			c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
-			c.Hedge = NewHedger()
+			c.Hedge = NewHedger().WithMinDelay(0)
 			warmUp(t, c, tc.warm)
 			var wg sync.WaitGroup
 			for i := range tc.slow {
@@ -377,7 +386,7 @@ func TestHedgeCapCountsCopiesSent(t *testing.T) {
 		return warmStep
 	}}
 	c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
-	c.Hedge = NewHedger()
+	c.Hedge = NewHedger().WithMinDelay(0)
 	warmUp(t, c, 10)
 	resp, err := c.Complete(WithUnit(context.Background(), Unit{ID: 1, Paid: &PaidLog{}}), textRequest("first"))
 	if err != nil || resp.Text() != "answer first#0" {
@@ -414,7 +423,7 @@ func TestHedgeCapPlaceGivenBack(t *testing.T) {
 		return warmStep
 	}}
 	c := NewCache(j, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
-	c.Hedge = NewHedger()
+	c.Hedge = NewHedger().WithMinDelay(0)
 	warmUp(t, c, 10)
 	first := make(chan error, 1)
 	go func() {
@@ -434,5 +443,77 @@ func TestHedgeCapPlaceGivenBack(t *testing.T) {
 	}
 	if n := c.Hedge.Resent(); n != 1 {
 		t.Errorf("Resent() = %d, want 1 (the second's copy)", n)
+	}
+}
+
+// TestHedgeClockPerAttempt: through the real client, a hedged call's clock
+// runs only while one of its attempts is out. A call the judge answered
+// 429 with a Retry-After longer than the hedge's threshold waits it out
+// and retries without a copy (re-sending is on by default: a copy then
+// would be one more request to a judge that said it had too many); a call
+// whose attempt hangs past the threshold is still re-sent.
+func TestHedgeClockPerAttempt(t *testing.T) {
+	const warmDelay = 30 * time.Millisecond // the threshold: 2x, 60 ms
+	for _, tc := range []struct {
+		name string
+		// first is how the call's first request is answered: "429" at
+		// once with retry-after-ms 400, "hang" after 400 ms.
+		first            string
+		requests, resent int
+	}{
+		{"429 with Retry-After past the threshold: waited out, no copy", "429", 2, 0},
+		{"an attempt out past the threshold: one copy", "hang", 2, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var mu sync.Mutex
+			seen := map[string]int{}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				var body struct {
+					Messages []struct{ Content string } `json:"messages"`
+				}
+				if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Messages) == 0 {
+					http.Error(w, "bad request", http.StatusBadRequest)
+					return
+				}
+				text := body.Messages[0].Content
+				mu.Lock()
+				k := seen[text]
+				seen[text]++
+				mu.Unlock()
+				switch {
+				case text != "slow":
+					time.Sleep(warmDelay)
+				case k == 0 && tc.first == "429":
+					w.Header().Set("retry-after-ms", "400")
+					http.Error(w, `{"error":{"message":"slow down"}}`, http.StatusTooManyRequests)
+					return
+				case k == 0 && tc.first == "hang":
+					select {
+					case <-time.After(400 * time.Millisecond):
+					case <-r.Context().Done():
+						return
+					}
+				}
+				writeOK(w, "answer "+text)
+			}))
+			t.Cleanup(srv.Close)
+			client := mustNew(t, Config{BaseURL: srv.URL + "/v1", Model: "m", MaxAttempts: 3, MinBackoff: time.Millisecond,
+				MaxRetryAfter: 5 * time.Second, Timeout: 5 * time.Second})
+			c := NewCache(client, &memStore{answers: map[AnswerKey][]byte{}}, "http://judge", "m")
+			c.Run = 1
+			c.Hedge = NewHedger().WithMinDelay(0)
+			warmUp(t, c, hedgeMinAnswers)
+			resp, err := c.Complete(WithUnit(context.Background(), Unit{ID: 5, Paid: &PaidLog{}}), textRequest("slow"))
+			if err != nil || resp.Text() != "answer slow" {
+				t.Fatalf("answer %q, %v; want %q", resp.Text(), err, "answer slow")
+			}
+			time.Sleep(50 * time.Millisecond) // a copy cancelled as the call returned has reached the server
+			mu.Lock()
+			got := seen["slow"]
+			mu.Unlock()
+			if got != tc.requests || c.Hedge.Resent() != tc.resent {
+				t.Errorf("the judge got %d requests for the call, %d re-sent; want %d and %d", got, c.Hedge.Resent(), tc.requests, tc.resent)
+			}
+		})
 	}
 }

@@ -371,7 +371,8 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 			}
 		}
 		// A hedged call's clock starts, and its copy is not sent once
-		// the original has answered (hedge.go).
+		// the original has answered (hedge.go); attemptEnded stops the
+		// clock.
 		if err := attemptStarting(ctx); err != nil {
 			return Response{}, backoff.Permanent(&Error{Kind: KindCancelled, Message: err.Error(), Err: err})
 		}
@@ -379,6 +380,7 @@ func (c *Client) complete(ctx context.Context, r Request, maxAttempts int) (Resp
 		started := time.Now()
 		attemptWrote.Store(false)
 		resp, e := c.attempt(ctx, body, encErr)
+		attemptEnded(ctx)
 		var ns *NotSent
 		if e != nil && errors.As(e, &ns) {
 			attempts--

@@ -75,8 +75,8 @@ func TestSentencesRoundTheExportedDecimal(t *testing.T) {
 			"Weak agreement (Pearson r = 0.29) over 200 samples, 95% interval 0.13 to 0.35."},
 		{Interpret(MethodPearson, Correlation{Coef: math.Nextafter(0.285, 0), P: 0.001, CILow: -0.615, CIHigh: 0.865, N: 200}),
 			"Weak agreement (Pearson r = 0.28), but with 200 samples the 95% interval is wide: -0.62 to 0.87."},
-		{InterpretCeiling(0.345, 0.285), "The judge agrees with the average human better than one human agrees with the others (0.35 vs 0.29)."},
-		{InterpretCeilingWithAlpha(math.NaN(), math.NaN(), 0.615, 4), "The judge cannot be compared with the humans: its agreement could not be measured (the humans agree with each other at Krippendorff's α 0.62)."},
+		{InterpretCeiling(MethodPearson, 0.345, 0.285), "The judge agrees with the average human better than one human agrees with the others (Pearson r = 0.35 vs 0.29)."},
+		{InterpretCeilingWithAlpha(MethodPearson, math.NaN(), math.NaN(), 0.615, 4), "The judge cannot be compared with the humans: its agreement could not be measured (the humans agree with each other at Krippendorff's α = 0.62)."},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("got  %q\nwant %q", tc.got, tc.want)

@@ -264,33 +264,33 @@ func TestInterpretCeiling(t *testing.T) {
 		want           string
 	}{
 		{"about as well", 0.71, 0.68,
-			"The judge agrees with the average human about as well as one human agrees with the others (0.71 vs 0.68)."},
+			"The judge agrees with the average human about as well as one human agrees with the others (Pearson r = 0.71 vs 0.68)."},
 		// The gap is judged on the printed figures: 0.73 - 0.68 = 0.05 is
 		// inside the band however the binary values fall.
 		{"edge of the band", 0.73, 0.68,
-			"The judge agrees with the average human about as well as one human agrees with the others (0.73 vs 0.68)."},
+			"The judge agrees with the average human about as well as one human agrees with the others (Pearson r = 0.73 vs 0.68)."},
 		{"edge below", 0.63, 0.68,
-			"The judge agrees with the average human about as well as one human agrees with the others (0.63 vs 0.68)."},
+			"The judge agrees with the average human about as well as one human agrees with the others (Pearson r = 0.63 vs 0.68)."},
 		// The paper's Topical-Chat figures: BatchEval .752 against human
 		// inter-annotator .568.
 		{"better", 0.752, 0.568,
-			"The judge agrees with the average human better than one human agrees with the others (0.75 vs 0.57)."},
+			"The judge agrees with the average human better than one human agrees with the others (Pearson r = 0.75 vs 0.57)."},
 		{"less well", 0.41, 0.68,
-			"The judge agrees with the average human less well than one human agrees with the others (0.41 vs 0.68)."},
+			"The judge agrees with the average human less well than one human agrees with the others (Pearson r = 0.41 vs 0.68)."},
 		{"just outside", 0.74, 0.68,
-			"The judge agrees with the average human better than one human agrees with the others (0.74 vs 0.68)."},
+			"The judge agrees with the average human better than one human agrees with the others (Pearson r = 0.74 vs 0.68)."},
 		{"no minus zero", -0.001, 0.02,
-			"The judge agrees with the average human about as well as one human agrees with the others (0.00 vs 0.02)."},
+			"The judge agrees with the average human about as well as one human agrees with the others (Pearson r = 0.00 vs 0.02)."},
 		{"judge undefined", nan, 0.68,
-			"The judge cannot be compared with the humans: its agreement could not be measured (humans agree with each other at 0.68)."},
+			"The judge cannot be compared with the humans: its agreement could not be measured (humans agree with each other at Pearson r = 0.68)."},
 		{"ceiling undefined", 0.71, nan,
-			"The judge cannot be compared with the humans: their agreement with each other could not be measured (it needs several ratings per sample; the judge's agreement is 0.71)."},
+			"The judge cannot be compared with the humans: their agreement with each other could not be measured (it needs several ratings per sample; the judge's agreement is Pearson r = 0.71)."},
 		{"both undefined", nan, nan,
 			"The judge cannot be compared with the humans: neither the judge's agreement nor the agreement among humans could be measured."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := InterpretCeiling(tt.judge, tt.ceiling); got != tt.want {
+			if got := InterpretCeiling(MethodPearson, tt.judge, tt.ceiling); got != tt.want {
 				t.Errorf("InterpretCeiling(%g, %g) =\n  %q\nwant\n  %q", tt.judge, tt.ceiling, got, tt.want)
 			}
 		})
@@ -309,17 +309,17 @@ func TestInterpretCeilingWithAlpha(t *testing.T) {
 		want                  string
 	}{
 		{"both measured: as InterpretCeiling", 0.71, 0.68, 0.6, 30,
-			"The judge agrees with the average human about as well as one human agrees with the others (0.71 vs 0.68)."},
+			"The judge agrees with the average human about as well as one human agrees with the others (Pearson r = 0.71 vs 0.68)."},
 		{"nothing of the humans", 0.71, nan, nan, 0,
-			"The judge cannot be compared with the humans: their agreement with each other could not be measured (it needs several ratings per sample; the judge's agreement is 0.71)."},
+			"The judge cannot be compared with the humans: their agreement with each other could not be measured (it needs several ratings per sample; the judge's agreement is Pearson r = 0.71)."},
 		{"alpha without ceiling", 0.31, nan, 0.571, 2,
-			"The judge cannot be compared with the humans yet: the humans agree with each other at Krippendorff's α 0.57 over 2 samples rated by two or more, but the figure set against the judge's (0.31) is one human's correlation with the others, and that needs at least 3 such samples with ratings that vary."},
+			"The judge cannot be compared with the humans yet: the humans agree with each other at Krippendorff's α = 0.57 over 2 samples rated by two or more, but the figure set against the judge's (Pearson r = 0.31) is one human's correlation with the others, and that needs at least 3 such samples with ratings that vary."},
 		{"alpha, judge undefined", nan, nan, 0.571, 2,
-			"The judge cannot be compared with the humans: its agreement could not be measured (the humans agree with each other at Krippendorff's α 0.57)."},
+			"The judge cannot be compared with the humans: its agreement could not be measured (the humans agree with each other at Krippendorff's α = 0.57)."},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := InterpretCeilingWithAlpha(tt.judge, tt.ceiling, tt.alpha, tt.items); got != tt.want {
+			if got := InterpretCeilingWithAlpha(MethodPearson, tt.judge, tt.ceiling, tt.alpha, tt.items); got != tt.want {
 				t.Errorf("got\n  %q\nwant\n  %q", got, tt.want)
 			}
 		})

@@ -3,6 +3,7 @@ package stats
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -68,7 +69,7 @@ func Interpret(m Method, c Correlation) string {
 	// sits beside two bounds 0.30 apart.
 	lo, hi := hundredths(c.CILow), hundredths(c.CIHigh)
 	if TooFewToTell(c) {
-		figures := fmt.Sprintf("%s = %.2f", m.Label(), hundredths(c.Coef))
+		figures := namedCoef(m, c.Coef)
 		if !math.IsNaN(lo) && !math.IsNaN(hi) {
 			figures += fmt.Sprintf(", 95%% interval %.2f to %.2f", lo, hi)
 		}
@@ -127,7 +128,17 @@ func headline(m Method, coef float64) string {
 	if coef < 0 && s != "negligible" {
 		noun = "disagreement"
 	}
-	return fmt.Sprintf("%c%s %s (%s = %.2f)", s[0]-'a'+'A', s[1:], noun, m.Label(), coef)
+	return fmt.Sprintf("%c%s %s (%s)", s[0]-'a'+'A', s[1:], noun, namedCoef(m, coef))
+}
+
+// namedCoef is a coefficient of kind m as every reading names it: the
+// tables' heading of its kind, then its value to two decimals as the
+// sentences print it ("Pearson r = 0.62", "Spearman ρ = -0.21", "Kendall
+// τ-b = 0.03"). Interpret and the human ceiling's reading
+// (InterpretCeiling) both write it so: the ceiling printed its figures
+// bare ("0.71 vs 0.68") beside readings that name theirs.
+func namedCoef(m Method, coef float64) string {
+	return fmt.Sprintf("%s = %.2f", m.Label(), hundredths(coef))
 }
 
 // PText writes a p-value the one way every page and sentence does:
@@ -191,4 +202,18 @@ func missingNote(missing int) string {
 	default:
 		return fmt.Sprintf("; %d samples without both scores were left out", missing)
 	}
+}
+
+// sentenceMinus is an ASCII hyphen that signs a number in a sentence: at
+// the start or after a space or an opening parenthesis, before a digit.
+// A hyphen inside a word ("Holm-adjusted", "leave-one-out") never matches.
+var sentenceMinus = regexp.MustCompile(`(^|[\s(])-([0-9])`)
+
+// TrueMinus gives each signed number of a reading sentence (Interpret's,
+// InterpretCeiling's, e.g. "Weak disagreement (Pearson r = -0.21)") the
+// true minus sign U+2212 that people read ("= −0.21"), as the pages and
+// the webhook's text show it; the JSON export, the API and the command
+// line keep the ASCII hyphen that programs read.
+func TrueMinus(s string) string {
+	return sentenceMinus.ReplaceAllString(s, "${1}\u2212${2}")
 }

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -121,5 +122,51 @@ func TestMethodLabel(t *testing.T) {
 		if got := tt.m.Label(); got != tt.want {
 			t.Errorf("%q.Label() = %q, want %q", tt.m, got, tt.want)
 		}
+	}
+}
+
+// TestCeilingReadingNamesItsCoefficient: the human ceiling's reading
+// printed its two figures bare, "(0.71 vs 0.68)", beside readings that
+// name theirs ("Strong agreement (Pearson r = 0.71)"); it now names the
+// coefficient as Interpret does, in every sentence it writes, and the
+// figure reads exactly as in Interpret's sentence on the same value.
+func TestCeilingReadingNamesItsCoefficient(t *testing.T) {
+	nan := math.NaN()
+	tests := []struct {
+		name                  string
+		m                     Method
+		judge, ceiling, alpha float64
+		want                  string
+	}{
+		{"compared", MethodPearson, 0.714, 0.676, 0.6,
+			"The judge agrees with the average human about as well as one human agrees with the others (Pearson r = 0.71 vs 0.68)."},
+		{"compared, Spearman", MethodSpearman, 0.752, 0.568, 0.6,
+			"The judge agrees with the average human better than one human agrees with the others (Spearman ρ = 0.75 vs 0.57)."},
+		{"compared, Kendall, negative", MethodKendall, -0.2, 0.4, 0.6,
+			"The judge agrees with the average human less well than one human agrees with the others (Kendall τ-b = -0.20 vs 0.40)."},
+		{"judge undefined", MethodPearson, nan, 0.68, 0.6,
+			"The judge cannot be compared with the humans: its agreement could not be measured (humans agree with each other at Pearson r = 0.68)."},
+		{"humans undefined", MethodPearson, 0.71, nan, nan,
+			"The judge cannot be compared with the humans: their agreement with each other could not be measured (it needs several ratings per sample; the judge's agreement is Pearson r = 0.71)."},
+		{"alpha only", MethodPearson, 0.31, nan, 0.571,
+			"The judge cannot be compared with the humans yet: the humans agree with each other at Krippendorff's α = 0.57 over 2 samples rated by two or more, but the figure set against the judge's (Pearson r = 0.31) is one human's correlation with the others, and that needs at least 3 such samples with ratings that vary."},
+		{"no minus zero", MethodPearson, -0.001, -0.002, 0.6,
+			"The judge agrees with the average human about as well as one human agrees with the others (Pearson r = 0.00 vs 0.00)."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := InterpretCeilingWithAlpha(tt.m, tt.judge, tt.ceiling, tt.alpha, 2)
+			if got != tt.want {
+				t.Errorf("got\n  %q\nwant\n  %q", got, tt.want)
+			}
+			// The judge's figure as Interpret writes it on the same value.
+			if !math.IsNaN(tt.judge) {
+				reading := Interpret(tt.m, Correlation{Coef: tt.judge, P: 1e-9, N: 500, CILow: nan, CIHigh: nan})
+				figure := namedCoef(tt.m, tt.judge)
+				if !strings.Contains(reading, "("+figure+")") || !strings.Contains(got, figure) {
+					t.Errorf("the ceiling's %q and Interpret's %q do not share the figure %q", got, reading, figure)
+				}
+			}
+		})
 	}
 }
