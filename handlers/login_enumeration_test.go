@@ -2,18 +2,23 @@ package handlers
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"gorm.io/gorm"
 
 	"github.com/batcheval/batcheval/models"
+	"github.com/batcheval/batcheval/models/dbtest"
+	"github.com/batcheval/batcheval/runner"
 )
 
 // signInStatements marks the context of the requests whose database
@@ -246,4 +251,88 @@ func headerLines(h http.Header) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// BenchmarkFailedSignInKnownVsUnknown times failed sign-ins (a wrong
+// password) for an address that has an account, a member of three
+// workspaces, and for one that has none, interleaved in one process (the
+// order alternating), and reports the ratio of their mean times to answer
+// (known/unknown): near 1 means the time of a failed sign-in does not tell
+// whether the address is registered. The background audit entry is
+// waited for outside the times, so that it does not slow the next try.
+// Password hashes are the test binary's cheap ones (TestMain), so the
+// database work is most of what is timed and its difference shows.
+func BenchmarkFailedSignInKnownVsUnknown(b *testing.B) {
+	for _, d := range dbtest.Dialects {
+		b.Run(string(d), func(b *testing.B) {
+			ctx := context.Background()
+			db := dbtest.Open(b, d)
+			if err := runner.Migrate(ctx, db, nil); err != nil {
+				b.Fatal(err)
+			}
+			ws, err := db.EnsureDefaultWorkspace(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			r, err := runner.New(runner.Config{DB: db, Log: slog.New(slog.DiscardHandler)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			h, err := New(db, r, slog.New(slog.DiscardHandler), ws)
+			if err != nil {
+				b.Fatal(err)
+			}
+			h.Network.AllowedHosts = append(slices.Clone(DefaultAllowedHosts), "example.com")
+			e := echo.New()
+			h.Register(e)
+			u, err := db.CreateUser(ctx, ws.ID, models.RoleOwner, models.NewUser{Email: "ada@company.com", Name: "Ada", Password: testPassword})
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, name := range []string{"Second", "Third"} {
+				if _, err := db.CreateWorkspace(ctx, name, u.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+			try := func(email string, i int) time.Duration {
+				req := httptest.NewRequest(http.MethodPost, "/login", strings.NewReader(url.Values{"email": {email}, "password": {"wrong password!"}}.Encode()))
+				req.Header.Set(echo.HeaderContentType, echo.MIMEApplicationForm)
+				req.RemoteAddr = "10.2." + strconv.Itoa(i/250%250) + "." + strconv.Itoa(i%250) + ":4000"
+				rec := httptest.NewRecorder()
+				start := time.Now()
+				e.ServeHTTP(rec, req)
+				took := time.Since(start)
+				if rec.Code != http.StatusUnauthorized {
+					b.Fatalf("sign-in %s = %d: %.300s", email, rec.Code, rec.Body)
+				}
+				b.StopTimer()
+				h.WaitSignInAudits()
+				b.StartTimer()
+				return took
+			}
+			// One of each first: the process's first sign-in counts the
+			// accounts (usersExist) and the first unknown address makes
+			// the dummy hash.
+			try("ada@company.com", 0)
+			try("eve@company.com", 1)
+			var known, unknown time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if i%2 == 0 {
+					known += try("ada@company.com", 2*i)
+					unknown += try("eve@company.com", 2*i+1)
+				} else {
+					unknown += try("eve@company.com", 2*i)
+					known += try("ada@company.com", 2*i+1)
+				}
+				b.StopTimer()
+				// The per-account limit would pause the fifth failure.
+				db.Gorm.Exec("DELETE FROM login_attempts")
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(known.Nanoseconds())/float64(b.N), "known-ns/op")
+			b.ReportMetric(float64(unknown.Nanoseconds())/float64(b.N), "unknown-ns/op")
+			b.ReportMetric(float64(known)/float64(unknown), "known/unknown")
+		})
+	}
 }
