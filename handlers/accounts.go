@@ -131,8 +131,11 @@ func (h *Handlers) login(c echo.Context) error {
 		if models.ErrorCode(err) != models.EUnauthorized {
 			return err
 		}
+		// The page first: the entry's writing starts once the answer is
+		// made, so it does not share the request's time.
+		answered := fail(http.StatusUnauthorized, models.ErrorMessage(err))
 		h.auditFailedSignIn(c, email, now)
-		return fail(http.StatusUnauthorized, models.ErrorMessage(err))
+		return answered
 	}
 	if err := h.DB.EndLoginAttempt(ctx, attempt.ID, true); err != nil {
 		return err
@@ -156,8 +159,8 @@ func (h *Handlers) login(c echo.Context) error {
 // account, of its workspaces and an insert into each: a millisecond or two
 // more than an unknown address). Now every failed sign-in, known address
 // or not, hands the same record to a background writer that runs the same
-// single statement (models.RecordFailedSignIn), after the answer is on its
-// way; the request itself runs the same statements whatever the address.
+// single statement (models.RecordFailedSignIn), once the answer is made;
+// the request itself runs the same statements whatever the address.
 // The try is in login_attempts already (the rate limits), so nothing is
 // lost for the limits if the server stops before the entry is written.
 func (h *Handlers) auditFailedSignIn(c echo.Context, email string, at time.Time) {
