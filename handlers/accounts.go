@@ -166,16 +166,23 @@ func (h *Handlers) login(c echo.Context) error {
 func (h *Handlers) auditFailedSignIn(c echo.Context, email string, at time.Time) {
 	ev := models.AuditEvent{Actor: Principal{Kind: Anonymous}.ActorLabel(), Address: c.RealIP(), CreatedAt: at}
 	// Detached from the request, which ends before the entry is written;
-	// its values (a test's statement counter) are kept.
-	ctx := context.WithoutCancel(c.Request().Context())
+	// its values (a test's statement counter) are kept. Bounded, so that
+	// a database that hangs cannot hold a server's shutdown for ever.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), failedSignInAuditTimeout)
 	h.signInAudits.Add(1)
 	go func() {
 		defer h.signInAudits.Done()
+		defer cancel()
 		if err := h.DB.RecordFailedSignIn(ctx, email, ev); err != nil {
 			h.Log.Error("write audit log", "action", models.AuditSignInFailed, "err", err)
 		}
 	}()
 }
+
+// failedSignInAuditTimeout bounds the writing of a failed sign-in's audit
+// entry: one indexed insert takes milliseconds; half a minute covers a
+// database busy with a long write (SQLite's busy timeout is 5 s).
+const failedSignInAuditTimeout = 30 * time.Second
 
 // WaitSignInAudits waits until the failed sign-ins answered so far are in
 // the audit log (auditFailedSignIn): for a server shutting down before it
