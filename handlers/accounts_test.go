@@ -85,6 +85,7 @@ func (env *testEnv) login(email, password, addr string) *httptest.ResponseRecord
 
 func (env *testEnv) auditActions() []string {
 	env.t.Helper()
+	env.h.WaitSignInAudits() // failed sign-ins are written just after their answer
 	evs, err := env.db.ListAudit(context.Background(), env.ws.ID, 0, 1000)
 	if err != nil {
 		env.t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -114,6 +115,9 @@ type Handlers struct {
 	// live shares running runs' figures among their viewers
 	// (live_figures.go).
 	live liveFigures
+	// signInAudits counts the failed sign-ins whose audit entries are
+	// being written in the background (auditFailedSignIn).
+	signInAudits sync.WaitGroup
 }
 
 // Price is a model's price in US dollars per million tokens.

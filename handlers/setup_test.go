@@ -82,6 +82,8 @@ func newTestHandlers(t *testing.T, db *models.DB, r *runner.Runner, ws models.Wo
 		t.Fatal(err)
 	}
 	h.SimulatedURL = simURL
+	// Failed sign-ins' audit entries are written before the database closes.
+	t.Cleanup(h.WaitSignInAudits)
 	// A running run's page shows figures as of the view, as the tests
 	// read them, unless a test bounds the wait (liveFigures.wait).
 	h.live.wait = time.Minute

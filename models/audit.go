@@ -99,6 +99,39 @@ func (db *DB) RecordAudit(ctx context.Context, ev AuditEvent) error {
 	return db.Gorm.WithContext(ctx).Create(&ev).Error
 }
 
+// RecordFailedSignIn writes the audit entry of a failed sign-in with the
+// address typed (email, as the sign-in form normalized it) into the log of
+// every workspace of the account that has that address, and nothing when
+// no account has it. ev gives who acted, from where and when; its
+// workspace, action, target and detail are set here.
+//
+// It is one statement, the same whether or not the address belongs to an
+// account (an INSERT that selects the account's workspaces, inserting none
+// for an unknown address), so that the database work of a failed sign-in
+// does not tell a registered address from another (account enumeration
+// by timing or by counting statements).
+func (db *DB) RecordFailedSignIn(ctx context.Context, email string, ev AuditEvent) error {
+	if ev.CreatedAt.IsZero() {
+		ev.CreatedAt = time.Now()
+	}
+	// PostgreSQL types a parameter in a SELECT list as text, which
+	// created_at is not; SQLite stores the time as the driver binds it.
+	at := "?"
+	if db.Dialect == Postgres {
+		at = "CAST(? AS TIMESTAMPTZ)"
+	}
+	q := `INSERT INTO audit_events (workspace_id, actor, action, target, detail, address, created_at)
+SELECT memberships.workspace_id, CAST(? AS TEXT), CAST(? AS TEXT), users.email, CAST(? AS TEXT) || users.email, CAST(? AS TEXT), ` + at + `
+FROM memberships JOIN users ON users.id = memberships.user_id
+WHERE users.email = ? ORDER BY memberships.id`
+	return db.Gorm.WithContext(ctx).Exec(q, clip(ev.Actor, 300), AuditSignInFailed, FailedSignInDetail, clip(ev.Address, 100),
+		ev.CreatedAt.UTC(), strings.ToLower(strings.TrimSpace(email))).Error
+}
+
+// FailedSignInDetail starts the detail of a failed sign-in's audit entry,
+// the account's address following it.
+const FailedSignInDetail = "wrong password for "
+
 // ListAudit returns a workspace's events newest first, limit at a time,
 // older than beforeID when it is not 0.
 func (db *DB) ListAudit(ctx context.Context, wsID int64, beforeID int64, limit int) ([]AuditEvent, error) {

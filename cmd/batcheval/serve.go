@@ -241,6 +241,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Warn("http shutdown", "err", err)
 	}
+	// Failed sign-ins answered are written to the audit log before the
+	// database closes.
+	h.WaitSignInAudits()
 	stopRunner()
 	return nil
 }
