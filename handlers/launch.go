@@ -776,6 +776,10 @@ func (h *Handlers) estimate(ctx context.Context, pl *launchPlan, m evaluator.Met
 		Calls: me.Calls, CallsMax: me.CallsMax, PromptTokens: me.PromptTokens, CompletionTokens: me.CompletionTokens,
 		CallsNote: me.CallsNote, PromptNote: me.PromptNote, CompletionNote: me.CompletionNote}
 	e.Cost = costText(pl.judge.Simulated, runner.Cost(h.judgeSnapshot(*pl.judge), e.PromptTokens, e.CompletionTokens))
+	if s.HedgeSlowCalls && !pl.judge.Simulated {
+		// On by default, so the bill it may add is said before launch.
+		e.Resends = judge.MaxResends(max(e.Calls, e.CallsMax))
+	}
 	e.Reasoning = in.TokenLimit == judge.TokenLimitMaxCompletionTokens
 	if window > 0 && me.LongestPrompt > 0 {
 		e.LongestPrompt, e.AnswerRoom, e.ContextTokens = me.LongestPrompt, me.AnswerRoom, window

@@ -64,6 +64,12 @@ const hedgeRecord = 100
 // original answered while it waited for a slot) does not count.
 const hedgeEvery = 20
 
+// MaxResends is the most copies a run of calls judge calls can send
+// (hedgeEvery's cap): what re-sending slow calls may add to its bill.
+func MaxResends(calls int) int {
+	return calls/hedgeEvery + 1
+}
+
 // Hedger sends a copy of a slow call; one serves one execution of a run
 // (its Cache). It is safe for concurrent use.
 type Hedger struct {
