@@ -784,7 +784,7 @@ func (r *Runner) setup(ctx, work context.Context, su methods.Setupper, client Co
 	if err := r.stopping(work); err != nil {
 		return err
 	}
-	calls, stopCalls := callContext(ctx) // not WithoutCancel: see callContext
+	calls, stopCalls := r.callContext(ctx) // not WithoutCancel: see callContext
 	defer stopCalls()
 	res, err := su.Setup(calls, client, mrun, pass)
 	if err != nil {
@@ -910,7 +910,7 @@ func (r *Runner) runRound(ctx, work context.Context, m methods.Method, client Co
 				}
 				// Was context.WithoutCancel(gctx): then Kill, and Stop
 				// once out of patience, waited for hung calls for good.
-				calls, stopCalls := callContext(ctx)
+				calls, stopCalls := r.callContext(ctx)
 				defer stopCalls()
 				tn := &turn{turns: turns}
 				defer tn.done()
@@ -1137,12 +1137,41 @@ func (r *Runner) result(run models.Run, b models.RunBatch, pass []int, o methods
 // JobCancel), so its answer is stored; it does not outlive a hard stop of
 // the worker (Kill, or Stop out of patience: River's StopAndCancel), which
 // must return promptly, as a crash would.
-func callContext(job context.Context) (context.Context, context.CancelFunc) {
+//
+// A graceful stop (Stop) cancels the job's context too, once River counts
+// no job running: River knows a running job by its id, and an execution
+// whose job was requeued (its lease lapsed in a database outage) and
+// fetched again by this process is no longer counted once the second
+// execution has ended. Its calls still out finish then, unless the stop
+// turns hard: each is a paid call, whose answer is counted (Stop waits for
+// the execution, waitJobs).
+func (r *Runner) callContext(job context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(job))
 	stop := context.AfterFunc(job, func() {
-		if cause := context.Cause(job); !errors.Is(cause, river.ErrJobCancelledRemotely) {
-			cancel(cause)
+		cause := context.Cause(job)
+		if errors.Is(cause, river.ErrJobCancelledRemotely) {
+			return
 		}
+		select {
+		case <-r.draining:
+			select {
+			case <-r.hard:
+			default:
+				// A graceful stop: the call is cut only if the stop
+				// turns hard before it ends (r.hard is nil in a runner
+				// built without New: never).
+				go func() {
+					select {
+					case <-r.hard:
+						cancel(cause)
+					case <-ctx.Done():
+					}
+				}()
+				return
+			}
+		default:
+		}
+		cancel(cause)
 	})
 	return ctx, func() { stop(); cancel(nil) }
 }

@@ -136,6 +136,12 @@ type Runner struct {
 	// judge calls start, in-flight ones finish and are stored.
 	draining  chan struct{}
 	drainOnce sync.Once
+	// hard is closed when the stop cuts the calls in flight (Kill, or Stop
+	// out of patience): until then a graceful stop lets every call out
+	// finish, those of an execution River no longer counts too
+	// (callContext).
+	hard      chan struct{}
+	hardOnce  sync.Once
 	stopSweep context.CancelFunc
 	// executions numbers this process's executions, for unique lease owners.
 	executions atomic.Int64
@@ -276,6 +282,7 @@ func New(cfg Config) (*Runner, error) {
 		log:        quiet(cfg.Log),
 		id:         fmt.Sprintf("%s-%d-%s", host, os.Getpid(), strconv.FormatInt(time.Now().UnixNano(), 36)),
 		draining:   make(chan struct{}),
+		hard:       make(chan struct{}),
 		park:       parking{wake: make(chan struct{}, 1), swept: make(chan struct{}, 1)},
 		statsSlots: make(chan struct{}, statsAtOnce),
 		flights:    judge.NewFlights(),
@@ -474,8 +481,11 @@ func (r *Runner) Stop(ctx context.Context) error {
 	err := r.river.Stop(ctx)
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		// Out of patience: cancel what is left. Stored answers are safe.
+		r.stopHard()
 		err = r.river.StopAndCancel(context.Background())
 	}
+	// Executions River no longer counts may still be storing paid answers.
+	r.waitJobs(ctx)
 	// Cached answers still queued for a group commit (saveAnswer), and
 	// those kept through a database outage: a last try.
 	r.flushSaves(ctx)
@@ -485,6 +495,42 @@ func (r *Runner) Stop(ctx context.Context) error {
 	r.WaitStats(ctx)
 	r.endNotes()
 	return err
+}
+
+// stopHard marks the stop as one that cuts the calls in flight.
+func (r *Runner) stopHard() {
+	if r.hard != nil {
+		r.hardOnce.Do(func() { close(r.hard) })
+	}
+}
+
+// waitJobs waits, until ctx ends, for the jobs this process is still
+// working once River's client has stopped. River waits for its running
+// jobs by their id: when another worker's sweep requeued a job whose lease
+// lapsed (a database outage) and this process fetched it again while its
+// first execution was still storing the answers of calls it had out, the
+// second execution's end made River forget the first. Stop returned, the
+// caller closed the database, and the first execution's paid answer was
+// neither stored nor counted (the run counted a call fewer than the judge
+// answered). Such an execution stores or counts its answers (a late
+// answer, or one refused and counted) before the process goes on.
+func (r *Runner) waitJobs(ctx context.Context) {
+	if r.park.active.Load() == 0 {
+		return
+	}
+	r.log.Info("worker stopping: waiting for executions still storing the answers of their calls", "executions", r.park.active.Load())
+	// Why 2ms: as flushSaves, a store takes milliseconds, and this runs
+	// only while the process stops.
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for r.park.active.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			r.log.Warn("worker stopped before every execution had stored its answers: a paid answer they held is not counted on its run", "executions", r.park.active.Load())
+			return
+		case <-t.C:
+		}
+	}
 }
 
 // endNotes stops the background writes of lost leases (keepNoting) and
@@ -502,6 +548,7 @@ func (r *Runner) Kill(ctx context.Context) error {
 	}
 	r.stopWatchingWakeFile()
 	r.stopParking(ctx)
+	r.stopHard()
 	err := r.river.StopAndCancel(ctx)
 	// Kill stands for a crash of the jobs, not of this process's memory:
 	// cached answers already queued are written as a live process would.

@@ -7,6 +7,7 @@ package main
 // it with what the run stored and counts.
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -516,12 +518,31 @@ func TestFaultPostgresRestarted(t *testing.T) {
 	dsn := pg.dsn
 	var flight inFlight
 	var fj *faultJudge
+	// Every request the judge saw, logged when the test fails: which
+	// batch (its first sample), when, and from which worker.
+	var seenMu sync.Mutex
+	var seen []string
 	fj = newFaultJudge(t, func(w http.ResponseWriter, r *http.Request, n int, rq request) bool {
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		first := firstSampleRe.FindString(string(body))
+		seenMu.Lock()
+		seen = append(seen, fmt.Sprintf("%s %s %s worker=%s", rq.at.Format("15:04:05.000"), rq.key, first, rq.worker))
+		seenMu.Unlock()
 		flight.add("", 1)
 		defer flight.add("", -1)
 		fj.inner.ServeHTTP(w, r)
 		return true
 	})
+	defer func() {
+		if t.Failed() {
+			seenMu.Lock()
+			defer seenMu.Unlock()
+			for _, s := range seen {
+				t.Log("judge request", s)
+			}
+		}
+	}()
 	db := openDSN(t, dsn)
 	id := queueRun(t, db, dsn, fj.URL(), "run")
 	a := start(t, "worker A", dsn, "worker")
@@ -570,11 +591,37 @@ func TestFaultPostgresRestarted(t *testing.T) {
 		}
 		if n == 2 {
 			twice++
+			t.Logf("batch %s requested twice", key)
 		}
 	}
 	sent := len(fj.requests(false))
 	t.Logf("run: calls %d, retries %d; the judge saw %d requests, %d batches twice", run.Calls, run.Retries, sent, twice)
 	if run.Calls != sent {
 		t.Errorf("run counts %d calls; the judge answered %d requests: a paid answer was not counted", run.Calls, sent)
+		dumpRunLedger(t, db, id)
+	}
+}
+
+// firstSampleRe finds a batch prompt's first sample, as queueRun names them.
+var firstSampleRe = regexp.MustCompile(`run sample \d+`)
+
+// dumpRunLedger logs a run's batches (their calls and paid call
+// identities) and events, to tell which answer a miscount missed.
+func dumpRunLedger(t *testing.T, db *models.DB, id int64) {
+	t.Helper()
+	var batches []models.RunBatch
+	db.Gorm.Where("run_id = ?", id).Order("id").Find(&batches)
+	for _, b := range batches {
+		var paid *string
+		db.Gorm.Raw("SELECT paid_calls FROM run_batches WHERE id = ?", b.ID).Scan(&paid)
+		p := "NULL"
+		if paid != nil {
+			p = *paid
+		}
+		t.Logf("batch %d (round %d, index %d): %s, calls %d, attempts %d, paid_calls %q", b.ID, b.Round, b.BatchIndex, b.Status, b.Calls, b.Attempts, p)
+	}
+	events, _ := db.RunEvents(context.Background(), id)
+	for _, e := range events {
+		t.Logf("event %s %s by %s: %s", e.At.Format("15:04:05.000"), e.Kind, e.Worker, e.Message)
 	}
 }
