@@ -1308,10 +1308,11 @@ func (r *Report) writeCorrelationRows(b *strings.Builder) {
 		}
 	}
 	// A coefficient the samples cannot tell from chance reads as a verdict
-	// in a table column: say so beside it, as the run page does.
+	// in a table column: say so beside it in the run page's own sentence
+	// (c.Reading, which names its coefficient), not a second wording.
 	for _, c := range r.Criteria {
 		if c.HasHuman && stats.TooFewToTell(c.Pearson) {
-			fmt.Fprintf(b, "too few samples for %s: %s\n", c.Criterion.Name, stats.Interpret(stats.MethodPearson, c.Pearson))
+			fmt.Fprintf(b, "too few samples for %s: %s\n", c.Criterion.Name, c.Reading)
 		}
 	}
 	for _, c := range r.Criteria {

@@ -18,8 +18,12 @@ func TestCorrelationTableSaysTooFewToTell(t *testing.T) {
 	few := stats.Correlation{Coef: -0.8125, P: 0.397, N: 3, CILow: nan, CIHigh: nan}
 	many := stats.Correlation{Coef: 0.6, P: 0.0001, N: 80, CILow: nan, CIHigh: nan}
 	r := &Report{Criteria: []CriterionReport{
-		{Criterion: evaluator.Criterion{Name: "Few"}, HasHuman: true, Pearson: few, Spearman: few, Kendall: few, Scored: 3},
-		{Criterion: evaluator.Criterion{Name: "Many"}, HasHuman: true, Pearson: many, Spearman: many, Kendall: many, Scored: 80},
+		// Each with its reading, as Build and the stored summaries set
+		// it: the table prints that sentence, the run page's.
+		{Criterion: evaluator.Criterion{Name: "Few"}, HasHuman: true, Pearson: few, Spearman: few, Kendall: few, Scored: 3,
+			Reading: stats.Interpret(stats.MethodPearson, few)},
+		{Criterion: evaluator.Criterion{Name: "Many"}, HasHuman: true, Pearson: many, Spearman: many, Kendall: many, Scored: 80,
+			Reading: stats.Interpret(stats.MethodPearson, many)},
 	}}
 	table := r.CorrelationTable()
 	if want := "too few samples for Few: Too few samples to tell (3 samples; Pearson r = -0.81, p = 0.40)."; !strings.Contains(table, want) {

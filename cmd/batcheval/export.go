@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -84,13 +85,7 @@ func exportCmd(ctx context.Context, args []string, getenv func(string) string, s
 		}
 		return fmt.Errorf("%w, in %s", err, c.databaseShown())
 	}
-	// The handlers need a runner; this one is never started (it only
-	// answers that it stores no run's statistics).
-	r, err := runner.New(runner.Config{DB: db, Log: log, Getenv: getenv})
-	if err != nil {
-		return err
-	}
-	h, err := handlers.New(db, r, log, ws)
+	h, err := exportHandlers(db, ws, log, getenv)
 	if err != nil {
 		return err
 	}
@@ -102,6 +97,29 @@ func exportCmd(ctx context.Context, args []string, getenv func(string) string, s
 		return h.WriteRunExport(ctx, ws, run.ID, chosen, stdout)
 	}
 	return writeFileAtomically(*out, func(w io.Writer) error { return h.WriteRunExport(ctx, ws, run.ID, chosen, w) })
+}
+
+// exportHandlers are the handlers whose export writer (WriteRunExport)
+// `batcheval export` and `batcheval run --out` write through, so that both
+// write the bytes the run page's Export buttons download. They need a
+// runner; this one is never started (it only answers that it stores no
+// run's statistics).
+func exportHandlers(db *models.DB, ws models.Workspace, log *slog.Logger, getenv func(string) string) (*handlers.Handlers, error) {
+	r, err := runner.New(runner.Config{DB: db, Log: log, Getenv: getenv})
+	if err != nil {
+		return nil, err
+	}
+	return handlers.New(db, r, log, ws)
+}
+
+// runOutFormat is the export format `batcheval run --out` writes to out:
+// CSV for a name ending in .csv (in any case), else JSON, which --out
+// wrote before it took CSV and still writes for any other name.
+func runOutFormat(out string) string {
+	if strings.EqualFold(filepath.Ext(out), "."+handlers.ExportCSV) {
+		return handlers.ExportCSV
+	}
+	return handlers.ExportJSON
 }
 
 // exportFormat is the format asked for: --format, or else --out's

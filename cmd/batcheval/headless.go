@@ -31,8 +31,10 @@ const runUsage = `Usage: batcheval run --data FILE --rubric FILE (--judge-url UR
 
 Judges every sample of a data file with BatchEval and stores the run in the
 same database as the dashboard, so it shows there too. Prints a correlation
-table per criterion and, with --out, writes a JSON result holding each
-criterion's statistics and every sample's final and per-round scores.
+table per criterion and, with --out, writes the run's results as ` + "`batcheval export`" + `
+and the run page's Export buttons write them: CSV for a name ending in .csv
+(one line per sample with every round's score), else JSON (each criterion's
+statistics and every sample's final and per-round scores).
 
 The rubric file (YAML or JSON) holds what the browser editor holds:
   task: what one sample is
@@ -103,7 +105,7 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 		hedge       = fs.Bool("hedge-slow-calls", true, "re-send a judge call still unanswered after twice the run's typical wait (and at least 1 s) and use the first answer; each re-send is a paid call, at most one per 20 calls (on by default; --hedge-slow-calls=false never pays for a call twice)")
 		sampleTemp  = fs.Float64("sample-temperature", 1, "geval/closerlook: temperature of the sampled completions")
 		llmScale    = enumFlag(fs, "llmeval-scale", string(evaluator.LLMEvalFive), words(evaluator.LLMEvalFive, evaluator.LLMEvalHundred), "llmeval: 0-5 (one decimal) or 0-100 (integers)")
-		out         = fs.String("out", "", "write the JSON result to this file")
+		out         = fs.String("out", "", "write the run's results to this `FILE`, as batcheval export does: CSV for a name ending in .csv, else JSON")
 		project     = fs.String("project", "Command-line runs", "project the run is stored under")
 		spendCap    = fs.String("spend-cap-usd", "", "spending cap in `USD`, e.g. 2.50: no new judge call starts once the run's cost so far plus the next call's estimate would pass it; the run then stops, and batcheval resume --spend-cap-usd with a higher cap finishes it. Needs the judge's prices (--prices)")
 	)
@@ -386,17 +388,15 @@ func headless(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	fmt.Fprint(stdout, rep.CorrelationTable())
 	if *out != "" {
-		f, err := os.Create(*out)
+		// The export's own writer, as `batcheval export` and the run
+		// page's Export buttons write it (a .csv name gets the CSV; it got
+		// the JSON), written whole or not at all.
+		h, err := exportHandlers(db, ws, log, getenv)
 		if err != nil {
 			return err
 		}
-		// The same writer as the JSON export and the API: the figures
-		// from rep, the samples streamed from the database.
-		if err := report.StreamJSON(ctx, db, rep, f); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
+		format := runOutFormat(*out)
+		if err := writeFileAtomically(*out, func(w io.Writer) error { return h.WriteRunExport(ctx, ws, run.ID, format, w) }); err != nil {
 			return err
 		}
 	}
