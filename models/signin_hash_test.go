@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/models"
 	"github.com/batcheval/batcheval/models/dbtest"
@@ -160,6 +161,50 @@ func TestDummyHashCostsAsStoredHash(t *testing.T) {
 					}
 				}
 			})
+		}
+	})
+}
+
+// TestAnswerInviteHashesOnceTakenOrFree: answering an invite computes one
+// password hash whether the address typed has an account (which is left
+// unchanged) or not (which gets one), so the time of the answer does not
+// tell the link's holder which addresses are registered by skipping the
+// hash for a taken address.
+func TestAnswerInviteHashesOnceTakenOrFree(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, db *models.DB) {
+		ctx := t.Context()
+		ws, err := db.EnsureDefaultWorkspace(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		owner, err := db.CreateUser(ctx, ws.ID, models.RoleOwner, models.NewUser{Email: "owner@a.test", Name: "Owner", Password: "correct horse battery"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		count, restore := models.CountPasswordKeys()
+		defer restore()
+		for _, tc := range []struct {
+			name, email string
+			makes       bool
+		}{
+			{"address with an account", "owner@a.test", false},
+			{"address without one", "new@a.test", true},
+		} {
+			_, token, err := db.CreateInvite(ctx, ws.ID, models.RoleEditor, owner.ID, time.Hour)
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := count()
+			made, _, err := db.AnswerInvite(ctx, token, models.NewUser{Email: tc.email, Name: "Someone", Password: "another long password"})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			if n := count() - before; n != 1 {
+				t.Errorf("%s: %d password hashes computed, want 1", tc.name, n)
+			}
+			if (made.ID != 0) != tc.makes {
+				t.Errorf("%s: account made %+v, want one made %v", tc.name, made, tc.makes)
+			}
 		}
 	})
 }
