@@ -208,3 +208,73 @@ func TestAnswerInviteHashesOnceTakenOrFree(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkAnswerInviteTakenVsFree times models.AnswerInvite for an address
+// that has an account and for one that has none, interleaved (the order
+// alternating), at the production hash cost, and reports their mean times
+// and the ratio taken/free: near 1 means the time of an invite's answer
+// does not tell its holder whether the address is registered. The two
+// paths run different statements (a new account: insert, take the invite,
+// membership, audit; a taken address: a failed insert, then claim the
+// invite), so the ratio says how much of a tell that is.
+//
+// With the cost "cheap" (64 KiB, one pass, as test binaries hash), the
+// database work is most of what is timed and its difference shows.
+func BenchmarkAnswerInviteTakenVsFree(b *testing.B) {
+	for _, bc := range []struct {
+		cost              string
+		memoryKiB, passes uint32
+	}{{cost: "production"}, {cost: "cheap", memoryKiB: 64, passes: 1}} {
+		for _, d := range dbtest.Dialects {
+			b.Run(bc.cost+"/"+string(d), func(b *testing.B) {
+				if bc.memoryKiB != 0 {
+					b.Cleanup(models.SetPasswordCost(bc.memoryKiB, bc.passes))
+				}
+				ctx := b.Context()
+				db := dbtest.Open(b, d)
+				ws, err := db.EnsureDefaultWorkspace(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				owner, err := db.CreateUser(ctx, ws.ID, models.RoleOwner, models.NewUser{Email: "owner@a.test", Name: "Owner", Password: "correct horse battery"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				answer := func(email string) time.Duration {
+					b.StopTimer()
+					// Made an hour ago, as far as the workspace's limit of
+					// invites an hour can see.
+					if err := db.Gorm.Exec("UPDATE invites SET created_at = ?", time.Now().UTC().Add(-2*models.InviteWindow)).Error; err != nil {
+						b.Fatal(err)
+					}
+					_, token, err := db.CreateInvite(ctx, ws.ID, models.RoleEditor, owner.ID, time.Hour)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+					start := time.Now()
+					if _, _, err := db.AnswerInvite(ctx, token, models.NewUser{Email: email, Name: "Someone", Password: "another long password"}); err != nil {
+						b.Fatal(err)
+					}
+					return time.Since(start)
+				}
+				answer("warm@a.test")
+				var taken, free time.Duration
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					newEmail := fmt.Sprintf("new%d@a.test", i)
+					if i%2 == 0 {
+						taken += answer("owner@a.test")
+						free += answer(newEmail)
+					} else {
+						free += answer(newEmail)
+						taken += answer("owner@a.test")
+					}
+				}
+				b.ReportMetric(float64(taken.Nanoseconds())/float64(b.N), "taken-ns/op")
+				b.ReportMetric(float64(free.Nanoseconds())/float64(b.N), "free-ns/op")
+				b.ReportMetric(float64(taken)/float64(free), "taken/free")
+			})
+		}
+	}
+}
