@@ -13,7 +13,7 @@ import (
 	"github.com/batcheval/batcheval/models"
 )
 
-// TestForgotSameAnswerAndWorkKnownOrUnknown: asking for a reset link
+// TestPasswordResetRequestSameAnswerAndWorkKnownOrUnknown: asking for a reset link
 // ("Forgot password?") answers with the same status, headers, flash and
 // database statements on the request path whether the address typed is an
 // account's confirmed address, an unconfirmed account's, or no account's,
@@ -22,7 +22,7 @@ import (
 // neither the answer nor its time tells whether an address is registered.
 // (Reviewed with signin53's sign-in tests as the model: alike, so this is
 // a guard against a change that looks the address up on the request.)
-func TestForgotSameAnswerAndWorkKnownOrUnknown(t *testing.T) {
+func TestPasswordResetRequestSameAnswerAndWorkKnownOrUnknown(t *testing.T) {
 	serialTest(t) // sets loginNow
 	old := loginNow
 	t.Cleanup(func() { loginNow = old })
