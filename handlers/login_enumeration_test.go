@@ -311,8 +311,8 @@ func BenchmarkFailedSignInKnownVsUnknown(b *testing.B) {
 				return took
 			}
 			// One of each first: the process's first sign-in counts the
-			// accounts (usersExist) and the first unknown address makes
-			// the dummy hash.
+			// accounts (usersExist). (The dummy hash an unknown address is
+			// checked against is made when models loads, not here.)
 			try("ada@company.com", 0)
 			try("eve@company.com", 1)
 			var known, unknown time.Duration

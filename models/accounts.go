@@ -403,7 +403,7 @@ func (db *DB) Authenticate(ctx context.Context, email, password string) (User, e
 	}
 	u, err := db.FindUserByEmail(ctx, email)
 	if ErrorCode(err) == ENotFound {
-		CheckPassword(dummyHash(), password)
+		CheckPassword(dummyHash, password)
 		return User{}, ErrBadCredentials
 	}
 	if err != nil {

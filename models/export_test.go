@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,4 +21,28 @@ func HoldPasswordHashing(hold func()) (restore func()) {
 		return HashPassword(pw)
 	}
 	return func() { hashPassword = HashPassword }
+}
+
+// CountPasswordKeys counts the argon2id computations (password hashes made
+// or checked) from now on; restore stops counting.
+func CountPasswordKeys() (count func() int64, restore func()) {
+	var n atomic.Int64
+	old := argon2IDKey
+	argon2IDKey = func(password, salt []byte, time, memory uint32, threads uint8, keyLen uint32) []byte {
+		n.Add(1)
+		return old(password, salt, time, memory, threads, keyLen)
+	}
+	return n.Load, func() { argon2IDKey = old }
+}
+
+// DummyPasswordHash is the hash an unknown address's sign-in is checked
+// against.
+func DummyPasswordHash() string { return dummyHash }
+
+// SetPasswordCost sets the memory (KiB) and passes of new password hashes,
+// as a change of the constants would; restore puts back the cost before.
+func SetPasswordCost(memoryKiB, time uint32) (restore func()) {
+	old := argonCost
+	setArgonCost(memoryKiB, time)
+	return func() { setArgonCost(old.memoryKiB, old.time) }
 }

@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -31,7 +30,35 @@ const (
 
 // argonCost is the memory (KiB) and passes of new hashes: the parameters
 // above, unless a test binary lowered them (CheapPasswordHashesInTests).
-var argonCost = struct{ memoryKiB, time uint32 }{argonMemoryKiB, argonTime}
+// Only setArgonCost changes it, so that the dummy hash follows.
+var argonCost struct{ memoryKiB, time uint32 }
+
+// dummyHash is the hash an unknown address's sign-in is checked against,
+// so that it spends one argon2id computation at the cost of new hashes,
+// as a wrong password does. It is made with the cost, when the package is
+// loaded (setArgonCost), and never on a request: made the first time it
+// was needed, it cost the first unknown address after each start one more
+// hash than a known address (a timing tell once per restart).
+//
+// Its salt and key are random bytes, not the hash of a password: checking
+// against it costs the same as against a real hash, no password matches
+// it, and making it costs no hashing.
+var dummyHash string
+
+func init() { setArgonCost(argonMemoryKiB, argonTime) }
+
+// setArgonCost sets the cost of new hashes and remakes the dummy hash at
+// that cost: the one place either changes, so they cannot fall out of step.
+func setArgonCost(memoryKiB, time uint32) {
+	argonCost.memoryKiB, argonCost.time = memoryKiB, time
+	salt := make([]byte, argonSaltLen)
+	key := make([]byte, argonKeyLen)
+	// crypto/rand.Read never returns an error (it crashes the program
+	// if the system's source fails).
+	_, _ = rand.Read(salt)
+	_, _ = rand.Read(key)
+	dummyHash = encodeArgonHash(argonCost.memoryKiB, argonCost.time, argonThreads, salt, key)
+}
 
 // CheapPasswordHashesInTests makes new password hashes, and the dummy hash
 // an unknown account's sign-in is checked against, cost 64 KiB and one
@@ -44,7 +71,7 @@ func CheapPasswordHashesInTests() {
 	if !testing.Testing() {
 		panic("models.CheapPasswordHashesInTests called outside a test binary")
 	}
-	argonCost.memoryKiB, argonCost.time = 64, 1
+	setArgonCost(64, 1)
 }
 
 // Password length bounds: 10 characters is the shortest we accept for an
@@ -73,11 +100,21 @@ func HashPassword(pw string) (string, error) {
 	if _, err := rand.Read(salt); err != nil {
 		return "", err
 	}
-	key := argon2.IDKey([]byte(pw), salt, argonCost.time, argonCost.memoryKiB, argonThreads, argonKeyLen)
-	enc := base64.RawStdEncoding
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonCost.memoryKiB, argonCost.time, argonThreads,
-		enc.EncodeToString(salt), enc.EncodeToString(key)), nil
+	key := argon2IDKey([]byte(pw), salt, argonCost.time, argonCost.memoryKiB, argonThreads, argonKeyLen)
+	return encodeArgonHash(argonCost.memoryKiB, argonCost.time, argonThreads, salt, key), nil
 }
+
+// encodeArgonHash writes an argon2id hash in the PHC string format, its
+// parameters stated: "$argon2id$v=19$m=..,t=..,p=..$salt$key".
+func encodeArgonHash(memoryKiB, time uint32, threads uint8, salt, key []byte) string {
+	enc := base64.RawStdEncoding
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, memoryKiB, time, threads,
+		enc.EncodeToString(salt), enc.EncodeToString(key))
+}
+
+// argon2IDKey is argon2.IDKey, every password hash made or checked; a
+// test counts through it how many a sign-in computes.
+var argon2IDKey = argon2.IDKey
 
 // CheckPassword reports whether pw matches the PHC-encoded argon2id hash.
 // A malformed hash never matches.
@@ -102,16 +139,9 @@ func CheckPassword(hash, pw string) bool {
 	if err1 != nil || err2 != nil || len(want) == 0 {
 		return false
 	}
-	got := argon2.IDKey([]byte(pw), salt, t, mem, p, uint32(len(want)))
+	got := argon2IDKey([]byte(pw), salt, t, mem, p, uint32(len(want)))
 	return subtle.ConstantTimeCompare(got, want) == 1
 }
-
-// dummyHash is checked against when an account does not exist, so a
-// sign-in takes as long for an unknown address as for a wrong password.
-var dummyHash = sync.OnceValue(func() string {
-	h, _ := HashPassword("not a real password, only spends time")
-	return h
-})
 
 // NewLinkToken returns a fresh secret for a one-time link (256 random
 // bits, URL-safe) and the hash stored in its place.
