@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -448,7 +449,7 @@ func (h *Handlers) showMappingForm(c echo.Context) error {
 	if ann := c.QueryParam("annotator_column"); ann != "" && groupColumn(ann, t.Table) != "" {
 		m.AnnotatorColumn = ann
 	}
-	v := mappingView(c, p, u, t, name, m)
+	v := mappingView(c, p, u, t, name, m, nil)
 	return render(c, http.StatusOK, web.DatasetMappingPage(v))
 }
 
@@ -472,8 +473,11 @@ func freeDatasetName(name string, datasets []models.Dataset) string {
 	}
 }
 
-// mappingView builds the mapping page for a table and a mapping.
-func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s uploadSample, name string, m dataimport.Mapping) web.DatasetMappingView {
+// mappingView builds the mapping page for a table and a mapping. typed
+// holds, by column, the labels typed for columns the mapping does not show
+// (unticked boxes; nil on the first visit): a form shown again keeps them
+// instead of putting the default label back.
+func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s uploadSample, name string, m dataimport.Mapping, typed map[string]string) web.DatasetMappingView {
 	t := s.Table
 	v := web.DatasetMappingView{
 		Page: page(c, "Choose the columns"), Project: p, Token: u.Token, Filename: u.Filename,
@@ -494,7 +498,7 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s upl
 	for i, col := range t.Columns {
 		label, shown := labels[col]
 		if !shown {
-			label = defaultLabel(col)
+			label = cmp.Or(typed[col], defaultLabel(col))
 		}
 		mc := web.MappingColumn{Index: i, Name: col, Show: shown, Label: label, Rating: rated[col]}
 		if !mc.Rating {
@@ -600,7 +604,7 @@ func (h *Handlers) importDataset(c echo.Context) error {
 			}
 			t = whole
 		}
-		v := mappingView(c, p, u, t, name, m)
+		v := mappingView(c, p, u, t, name, m, labelsTyped(c, t.Table))
 		fill(&v)
 		return render(c, http.StatusUnprocessableEntity, web.DatasetMappingPage(v))
 	}
@@ -822,6 +826,18 @@ func mappingFromForm(c echo.Context, t *dataimport.Table) dataimport.Mapping {
 		}
 	}
 	return m
+}
+
+// labelsTyped reads the mapping form's labels by column, as mappingFromForm
+// does (trimmed; empty ones left out), whether or not the column is shown.
+func labelsTyped(c echo.Context, t *dataimport.Table) map[string]string {
+	typed := map[string]string{}
+	for i, col := range t.Columns {
+		if label := strings.TrimSpace(c.FormValue("label_" + strconv.Itoa(i))); label != "" {
+			typed[col] = label
+		}
+	}
+	return typed
 }
 
 // mappingRefusals checks what the mapping form chose before any row is
