@@ -51,11 +51,19 @@ func (h *Handlers) showUploadForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.DatasetUploadPage(h.uploadView(c, p, "", "")))
+	return render(c, http.StatusOK, web.DatasetUploadPage(h.uploadView(c, p, "", "", "")))
 }
 
-func (h *Handlers) uploadView(c echo.Context, p models.Project, name, msg string) web.DatasetUploadView {
-	return web.DatasetUploadView{Page: page(c, "Upload a dataset"), Project: p, Name: name, Error: msg, MaxUpload: sizeText(h.MaxUploadBytes)}
+// uploadView is the upload form; msg (if any) says why the upload was
+// refused, beside the input of id field and in the summary at the top.
+func (h *Handlers) uploadView(c echo.Context, p models.Project, name, field, msg string) web.DatasetUploadView {
+	v := web.DatasetUploadView{Page: page(c, "Upload a dataset"), Project: p, Name: name, MaxUpload: sizeText(h.MaxUploadBytes)}
+	if msg != "" {
+		var r formRefusal
+		r.add(field, msg)
+		r.fillUpload(&v)
+	}
+	return v
 }
 
 // uploadDataset reads and checks the file, keeps it as a pending upload and
@@ -67,7 +75,8 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 	}
 	u, form, _, err := h.acceptUpload(c, true)
 	if status, ok := uploadQuotaStatus(err); ok {
-		return render(c, status, web.DatasetUploadPage(h.uploadView(c, p, form.Name, models.ErrorMessage(err))))
+		// A quota refusal is about the file: said beside it.
+		return render(c, status, web.DatasetUploadPage(h.uploadView(c, p, form.Name, "dataset-file", models.ErrorMessage(err))))
 	}
 	if err != nil {
 		if models.ErrorCode(err) != models.EInvalid {
@@ -77,11 +86,11 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 		if !errors.Is(err, errUploadTooLarge) && !errors.Is(err, errNameRefused) {
 			name = form.Name
 		}
-		v := h.uploadView(c, p, name, models.ErrorMessage(err))
+		field := "dataset-file"
 		if errors.Is(err, errNameRefused) {
-			v.ErrorField = "dataset-name"
+			field = "dataset-name"
 		}
-		return render(c, http.StatusUnprocessableEntity, web.DatasetUploadPage(v))
+		return render(c, http.StatusUnprocessableEntity, web.DatasetUploadPage(h.uploadView(c, p, name, field, models.ErrorMessage(err))))
 	}
 	q := url.Values{"token": {u.Token}}
 	if form.NoHeader {
