@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/batcheval/batcheval/models"
 )
@@ -88,6 +89,42 @@ func TestForgotAddressErrorTiedToInput(t *testing.T) {
 		}
 		if got := smtpd.Messages(); len(got) != 0 {
 			t.Errorf("%d mails sent for unreadable addresses", len(got))
+		}
+	})
+}
+
+// With mail, the invite page asks only for an address: one it refuses is
+// said beside the address field, tied to it, kept as typed (escaped), and
+// nothing is mailed. It was said above the form, tied to nothing.
+func TestInviteByMailAddressErrorTiedToInput(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		smtpd := withMail(t, env)
+		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+		_, token, err := env.db.CreateInvite(context.Background(), env.ws.ID, models.RoleEditor, owner.ID, time.Hour)
+		must(t, err)
+		for _, tc := range []struct{ typed, want string }{
+			{"ada", `"ada" is not an email address`},
+			{`<b>ada</b>@a.test`, "is not an email address"},
+			{"ada@" + models.ReleasedDomain, "is a placeholder address, not one that receives mail"},
+		} {
+			rec := env.send(http.MethodPost, "/invites/"+token, url.Values{"email": {tc.typed}}, "198.51.100.8")
+			if rec.Code != http.StatusUnprocessableEntity {
+				t.Fatalf("%q: status %d, want 422", tc.typed, rec.Code)
+			}
+			body := rec.Body.String()
+			checkFieldTied(t, body, "email", tc.want)
+			if strings.Contains(body, `data-testid="form-error"`) {
+				t.Errorf("%q: the address's refusal is above the form too", tc.typed)
+			}
+			if strings.Contains(body, "<b>ada</b>") {
+				t.Errorf("the typed address is on the page raw")
+			}
+			if !strings.Contains(openingTag(body, "email"), `value="`+html.EscapeString(tc.typed)+`"`) {
+				t.Errorf("%q: the typed address is not kept: %s", tc.typed, openingTag(body, "email"))
+			}
+		}
+		if got := smtpd.Messages(); len(got) != 0 {
+			t.Errorf("%d mails sent for refused addresses", len(got))
 		}
 	})
 }
