@@ -128,3 +128,43 @@ func TestInviteByMailAddressErrorTiedToInput(t *testing.T) {
 		}
 	})
 }
+
+// Members, with mail: an invite to an address it refuses says so beside
+// the address field, tied to it, keeping the address (escaped); no invite
+// is made and nothing is mailed. It was a line at the top of the page.
+func TestMembersInviteAddressErrorTiedToInput(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		smtpd := withMail(t, env)
+		owner := env.createUser(env.ws.ID, "owner@a.test", models.RoleOwner)
+		here := env.sessionCookie(owner)
+		for _, tc := range []struct{ typed, want string }{
+			{"ada", `"ada" is not an email address.`},
+			{`<b>ada</b>@a.test`, "is not an email address."},
+			{"ada@" + models.ReleasedDomain, "is a placeholder address, not one that receives mail."},
+		} {
+			rec := env.send(http.MethodPost, "/members/invites", url.Values{"role": {"editor"}, "email": {tc.typed}}, "198.51.100.9", here)
+			if rec.Code != http.StatusUnprocessableEntity {
+				t.Fatalf("%q: status %d, want 422", tc.typed, rec.Code)
+			}
+			body := rec.Body.String()
+			checkFieldTied(t, body, "invite-email", tc.want)
+			if strings.Contains(body, `data-testid="form-error"`) {
+				t.Errorf("%q: the address's refusal is at the top too", tc.typed)
+			}
+			if strings.Contains(body, "<b>ada</b>") {
+				t.Errorf("the typed address is on the page raw")
+			}
+			if !strings.Contains(openingTag(body, "invite-email"), `value="`+html.EscapeString(tc.typed)+`"`) {
+				t.Errorf("%q: the typed address is not kept: %s", tc.typed, openingTag(body, "invite-email"))
+			}
+		}
+		invs, err := env.db.ListOpenInvites(context.Background(), env.ws.ID)
+		must(t, err)
+		if len(invs) != 0 {
+			t.Errorf("%d invites made from refused addresses", len(invs))
+		}
+		if got := smtpd.Messages(); len(got) != 0 {
+			t.Errorf("%d mails sent for refused addresses", len(got))
+		}
+	})
+}

@@ -741,6 +741,12 @@ func (h *Handlers) showMembers(c echo.Context) error {
 }
 
 func (h *Handlers) renderMembers(c echo.Context, status int, onceLink, onceWhat, errText string) error {
+	return h.renderMembersView(c, status, web.MembersView{OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText})
+}
+
+// renderMembersView is the Members page with what v says beyond the
+// workspace's members, invites and raters, which it reads.
+func (h *Handlers) renderMembersView(c echo.Context, status int, v web.MembersView) error {
 	ctx := c.Request().Context()
 	p := principalOf(ctx)
 	ms, err := h.DB.ListMembers(ctx, p.Workspace.ID)
@@ -771,8 +777,8 @@ func (h *Handlers) renderMembers(c echo.Context, status int, onceLink, onceWhat,
 	}
 	// One-time links must not be cached anywhere on the way back.
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return render(c, status, web.MembersPage(web.MembersView{Page: page(c, "Members"), Members: ms, Invites: invs,
-		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID, LiveShares: shares, Raters: raters, Mail: h.mailOn(), Undelivered: undelivered}))
+	v.Page, v.Members, v.Invites, v.MeID, v.LiveShares, v.Raters, v.Mail, v.Undelivered = page(c, "Members"), ms, invs, p.User.ID, shares, raters, h.mailOn(), undelivered
+	return render(c, status, web.MembersPage(v))
 }
 
 // absoluteURL makes a link to paste into a message.
@@ -808,7 +814,9 @@ func (h *Handlers) createInvite(c echo.Context) error {
 	})
 	inv, token, err := h.DB.CreateInviteFor(ctx, p.Workspace.ID, role, by, models.InviteTTL, email, made, queue)
 	if models.ErrorCode(err) == models.EInvalid {
-		return h.renderMembers(c, http.StatusUnprocessableEntity, "", "", "Address: "+models.ErrorMessage(err)+".")
+		// The address typed is refused: said beside it, kept as typed.
+		return h.renderMembersView(c, http.StatusUnprocessableEntity, web.MembersView{InviteEmail: email,
+			FieldErrors: map[string][]string{"invite-email": {models.ErrorMessage(err) + "."}}})
 	}
 	var limited *models.InviteLimitError
 	if errors.As(err, &limited) {
