@@ -557,7 +557,7 @@ func (h *Handlers) changePassword(c echo.Context) error {
 	current, next, again := c.FormValue("current_password"), c.FormValue("new_password"), c.FormValue("new_password_again")
 	refuse := func(status int, field, msg string) error {
 		v := h.accountView(c)
-		v.PasswordErrors = map[string]string{field: msg}
+		v.FieldErrors = map[string][]string{field: {msg}}
 		return render(c, status, web.AccountPage(v))
 	}
 	// What can be told without the current password is told first, every
@@ -575,7 +575,10 @@ func (h *Handlers) changePassword(c echo.Context) error {
 	}
 	if len(problems) > 0 {
 		v := h.accountView(c)
-		v.PasswordErrors = problems
+		v.FieldErrors = map[string][]string{}
+		for field, msg := range problems {
+			v.FieldErrors[field] = []string{msg}
+		}
 		return render(c, http.StatusUnprocessableEntity, web.AccountPage(v))
 	}
 	// Wrong current passwords are counted for this session, not with the
@@ -632,7 +635,7 @@ func (h *Handlers) changeName(c echo.Context) error {
 	r, err := h.DB.RenameUser(ctx, p.User.ID, typed, models.AuditEvent{ActorUserID: p.userID(), Actor: p.ActorLabel(), Address: c.RealIP()})
 	if models.ErrorCode(err) == models.EInvalid {
 		v := h.accountView(c)
-		v.NameInput, v.NameError = typed, upperFirst(models.ErrorMessage(err))+"."
+		v.NameInput, v.FieldErrors = typed, fieldMessages(map[string]string{"display_name": models.ErrorMessage(err)})
 		return render(c, http.StatusUnprocessableEntity, web.AccountPage(v))
 	}
 	if err != nil {
@@ -715,8 +718,10 @@ func (h *Handlers) createWorkspace(c echo.Context) error {
 	}))
 	if err != nil {
 		if models.ErrorCode(err) == models.EInvalid {
+			// Every refusal here is of the name typed: said beside it.
 			v := h.accountView(c)
-			v.Error = models.ErrorMessage(err)
+			v.WorkspaceName = c.FormValue("name")
+			v.FieldErrors = map[string][]string{"ws-name": {models.ErrorMessage(err)}}
 			return render(c, http.StatusUnprocessableEntity, web.AccountPage(v))
 		}
 		return err
@@ -736,6 +741,12 @@ func (h *Handlers) showMembers(c echo.Context) error {
 }
 
 func (h *Handlers) renderMembers(c echo.Context, status int, onceLink, onceWhat, errText string) error {
+	return h.renderMembersView(c, status, web.MembersView{OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText})
+}
+
+// renderMembersView is the Members page with what v says beyond the
+// workspace's members, invites and raters, which it reads.
+func (h *Handlers) renderMembersView(c echo.Context, status int, v web.MembersView) error {
 	ctx := c.Request().Context()
 	p := principalOf(ctx)
 	ms, err := h.DB.ListMembers(ctx, p.Workspace.ID)
@@ -766,8 +777,8 @@ func (h *Handlers) renderMembers(c echo.Context, status int, onceLink, onceWhat,
 	}
 	// One-time links must not be cached anywhere on the way back.
 	c.Response().Header().Set("Cache-Control", "no-store")
-	return render(c, status, web.MembersPage(web.MembersView{Page: page(c, "Members"), Members: ms, Invites: invs,
-		OnceLink: onceLink, OnceLinkWhat: onceWhat, Error: errText, MeID: p.User.ID, LiveShares: shares, Raters: raters, Mail: h.mailOn(), Undelivered: undelivered}))
+	v.Page, v.Members, v.Invites, v.MeID, v.LiveShares, v.Raters, v.Mail, v.Undelivered = page(c, "Members"), ms, invs, p.User.ID, shares, raters, h.mailOn(), undelivered
+	return render(c, status, web.MembersPage(v))
 }
 
 // absoluteURL makes a link to paste into a message.
@@ -803,7 +814,9 @@ func (h *Handlers) createInvite(c echo.Context) error {
 	})
 	inv, token, err := h.DB.CreateInviteFor(ctx, p.Workspace.ID, role, by, models.InviteTTL, email, made, queue)
 	if models.ErrorCode(err) == models.EInvalid {
-		return h.renderMembers(c, http.StatusUnprocessableEntity, "", "", "Address: "+models.ErrorMessage(err)+".")
+		// The address typed is refused: said beside it, kept as typed.
+		return h.renderMembersView(c, http.StatusUnprocessableEntity, web.MembersView{InviteEmail: email,
+			FieldErrors: map[string][]string{"invite-email": {models.ErrorMessage(err) + "."}}})
 	}
 	var limited *models.InviteLimitError
 	if errors.As(err, &limited) {
@@ -1115,11 +1128,11 @@ func (h *Handlers) showAudit(c echo.Context) error {
 }
 
 // fieldMessages words a model's field problems (models.NewUser.Problems)
-// as a form shows them beside each field: a sentence each.
-func fieldMessages(problems map[string]string) map[string]string {
-	out := make(map[string]string, len(problems))
+// as a form shows them beside each field, by input id: a sentence each.
+func fieldMessages(problems map[string]string) map[string][]string {
+	out := make(map[string][]string, len(problems))
 	for field, msg := range problems {
-		out[field] = upperFirst(msg) + "."
+		out[field] = []string{upperFirst(msg) + "."}
 	}
 	return out
 }

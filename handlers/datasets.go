@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,11 +51,19 @@ func (h *Handlers) showUploadForm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, web.DatasetUploadPage(h.uploadView(c, p, "", "")))
+	return render(c, http.StatusOK, web.DatasetUploadPage(h.uploadView(c, p, "", "", "")))
 }
 
-func (h *Handlers) uploadView(c echo.Context, p models.Project, name, msg string) web.DatasetUploadView {
-	return web.DatasetUploadView{Page: page(c, "Upload a dataset"), Project: p, Name: name, Error: msg, MaxUpload: sizeText(h.MaxUploadBytes)}
+// uploadView is the upload form; msg (if any) says why the upload was
+// refused, beside the input of id field and in the summary at the top.
+func (h *Handlers) uploadView(c echo.Context, p models.Project, name, field, msg string) web.DatasetUploadView {
+	v := web.DatasetUploadView{Page: page(c, "Upload a dataset"), Project: p, Name: name, MaxUpload: sizeText(h.MaxUploadBytes)}
+	if msg != "" {
+		var r formRefusal
+		r.add(field, msg)
+		r.fillUpload(&v)
+	}
+	return v
 }
 
 // uploadDataset reads and checks the file, keeps it as a pending upload and
@@ -66,7 +75,8 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 	}
 	u, form, _, err := h.acceptUpload(c, true)
 	if status, ok := uploadQuotaStatus(err); ok {
-		return render(c, status, web.DatasetUploadPage(h.uploadView(c, p, form.Name, models.ErrorMessage(err))))
+		// A quota refusal is about the file: said beside it.
+		return render(c, status, web.DatasetUploadPage(h.uploadView(c, p, form.Name, "dataset-file", models.ErrorMessage(err))))
 	}
 	if err != nil {
 		if models.ErrorCode(err) != models.EInvalid {
@@ -76,11 +86,11 @@ func (h *Handlers) uploadDataset(c echo.Context) error {
 		if !errors.Is(err, errUploadTooLarge) && !errors.Is(err, errNameRefused) {
 			name = form.Name
 		}
-		v := h.uploadView(c, p, name, models.ErrorMessage(err))
+		field := "dataset-file"
 		if errors.Is(err, errNameRefused) {
-			v.ErrorField = "dataset-name"
+			field = "dataset-name"
 		}
-		return render(c, http.StatusUnprocessableEntity, web.DatasetUploadPage(v))
+		return render(c, http.StatusUnprocessableEntity, web.DatasetUploadPage(h.uploadView(c, p, name, field, models.ErrorMessage(err))))
 	}
 	q := url.Values{"token": {u.Token}}
 	if form.NoHeader {
@@ -448,7 +458,7 @@ func (h *Handlers) showMappingForm(c echo.Context) error {
 	if ann := c.QueryParam("annotator_column"); ann != "" && groupColumn(ann, t.Table) != "" {
 		m.AnnotatorColumn = ann
 	}
-	v := mappingView(c, p, u, t, name, m)
+	v := mappingView(c, p, u, t, name, m, nil)
 	return render(c, http.StatusOK, web.DatasetMappingPage(v))
 }
 
@@ -472,8 +482,11 @@ func freeDatasetName(name string, datasets []models.Dataset) string {
 	}
 }
 
-// mappingView builds the mapping page for a table and a mapping.
-func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s uploadSample, name string, m dataimport.Mapping) web.DatasetMappingView {
+// mappingView builds the mapping page for a table and a mapping. typed
+// holds, by column, the labels typed for columns the mapping does not show
+// (unticked boxes; nil on the first visit): a form shown again keeps them
+// instead of putting the default label back.
+func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s uploadSample, name string, m dataimport.Mapping, typed map[string]string) web.DatasetMappingView {
 	t := s.Table
 	v := web.DatasetMappingView{
 		Page: page(c, "Choose the columns"), Project: p, Token: u.Token, Filename: u.Filename,
@@ -494,7 +507,7 @@ func mappingView(c echo.Context, p models.Project, u models.PendingUpload, s upl
 	for i, col := range t.Columns {
 		label, shown := labels[col]
 		if !shown {
-			label = defaultLabel(col)
+			label = cmp.Or(typed[col], defaultLabel(col))
 		}
 		mc := web.MappingColumn{Index: i, Name: col, Show: shown, Label: label, Rating: rated[col]}
 		if !mc.Rating {
@@ -600,7 +613,7 @@ func (h *Handlers) importDataset(c echo.Context) error {
 			}
 			t = whole
 		}
-		v := mappingView(c, p, u, t, name, m)
+		v := mappingView(c, p, u, t, name, m, labelsTyped(c, t.Table))
 		fill(&v)
 		return render(c, http.StatusUnprocessableEntity, web.DatasetMappingPage(v))
 	}
@@ -822,6 +835,18 @@ func mappingFromForm(c echo.Context, t *dataimport.Table) dataimport.Mapping {
 		}
 	}
 	return m
+}
+
+// labelsTyped reads the mapping form's labels by column, as mappingFromForm
+// does (trimmed; empty ones left out), whether or not the column is shown.
+func labelsTyped(c echo.Context, t *dataimport.Table) map[string]string {
+	typed := map[string]string{}
+	for i, col := range t.Columns {
+		if label := strings.TrimSpace(c.FormValue("label_" + strconv.Itoa(i))); label != "" {
+			typed[col] = label
+		}
+	}
+	return typed
 }
 
 // mappingRefusals checks what the mapping form chose before any row is

@@ -53,7 +53,9 @@ func (h *Handlers) forgot(c echo.Context) error {
 	}
 	email := strings.ToLower(strings.TrimSpace(raw))
 	if len(email) > maxLoginFieldLength || !strings.Contains(email, "@") {
-		return fail(http.StatusUnprocessableEntity, "Email: type your account's address, like ada@example.com.")
+		// About the address typed: said beside its field.
+		return render(c, http.StatusUnprocessableEntity, web.ForgotPage(web.ForgotView{Page: page(c, "Forgot password?"), Email: raw,
+			FieldErrors: map[string][]string{"email": {"Type your account's address, like ada@example.com."}}}))
 	}
 	addr := loginClient(c.RealIP())
 	now := loginNow()

@@ -218,3 +218,45 @@ func TestMappingFieldErrorsTiedToInputs(t *testing.T) {
 		}
 	})
 }
+
+// A mapping form refused and shown again keeps the labels typed for the
+// columns left unticked, escaped; only a column nobody labelled gets its
+// default label. They were reset to the defaults.
+func TestMappingKeepsLabelsOfUntickedColumns(t *testing.T) {
+	eachDB(t, func(t *testing.T, env *testEnv) {
+		// Columns: id (0), text (1), score (2), note (3).
+		const content = "id,text,score,note\na,first text,4,kind\nb,second text,2,curt\n"
+		tests := []struct {
+			name string
+			form url.Values
+			want map[string]string // label input id -> value shown (unescaped)
+		}{
+			{"name refused", url.Values{"name": {" "}, "show_1": {"1"}, "label_1": {"Reply"}, "label_3": {`<b>Reviewer's</b> note & "more"`}, "rating_2": {"1"}},
+				map[string]string{"map-label-1": "Reply", "map-label-3": `<b>Reviewer's</b> note & "more"`, "map-label-0": "Id", "map-label-2": "Score"}},
+			{"choice refused", url.Values{"name": {"Mine"}, "show_1": {"1"}, "show_2": {"1"}, "rating_2": {"1"}, "label_2": {"Points"}, "label_3": {"  Note to self  "}},
+				map[string]string{"map-label-2": "Points", "map-label-3": "Note to self", "map-label-1": "Text"}},
+			{"blank label of an unticked column", url.Values{"name": {""}, "show_1": {"1"}, "label_3": {"   "}},
+				map[string]string{"map-label-3": "Note"}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				tt.form.Set("token", env.uploadToken("data.csv", content))
+				tt.form.Set("id_column", "id")
+				rec := env.postForm(env.mapPath(), tt.form)
+				if rec.Code != http.StatusUnprocessableEntity {
+					t.Fatalf("POST map = %d, want 422", rec.Code)
+				}
+				body := rec.Body.String()
+				if strings.Contains(body, "<b>Reviewer") {
+					t.Errorf("a typed label is on the page raw")
+				}
+				for id, want := range tt.want {
+					m := regexp.MustCompile(`\svalue="([^"]*)"`).FindStringSubmatch(openingTag(body, id))
+					if m == nil || html.UnescapeString(m[1]) != want {
+						t.Errorf("%s shows %q, want %q: %s", id, m, want, openingTag(body, id))
+					}
+				}
+			})
+		}
+	})
+}

@@ -4,8 +4,8 @@ import "github.com/batcheval/batcheval/web"
 
 // formRefusal gathers the messages of a refused browser form: in order,
 // for the summary at the top of the page, and by the id of the input each
-// is about, to show beside it (web.fieldErrorList). The New project form
-// and the dataset's mapping step fill their views from it.
+// is about, to show beside it (web.fieldErrorList). The New project form,
+// the dataset upload form and its mapping step fill their views from it.
 type formRefusal struct {
 	errors []web.FormError
 	fields map[string][]string
@@ -35,5 +35,10 @@ func (r formRefusal) refused() bool { return len(r.errors) > 0 }
 
 // fillMapping puts the refusal on the mapping step's view.
 func (r formRefusal) fillMapping(v *web.DatasetMappingView) {
+	v.Errors, v.FieldErrors = r.errors, r.fields
+}
+
+// fillUpload puts the refusal on the upload form's view.
+func (r formRefusal) fillUpload(v *web.DatasetUploadView) {
 	v.Errors, v.FieldErrors = r.errors, r.fields
 }

@@ -61,7 +61,14 @@ func (h *Handlers) answerInviteByMail(c echo.Context, token string, inv models.I
 	ec, _, err := h.DB.AnswerInviteByMail(ctx, token, c.FormValue("email"), h.mailQueue(c, models.LinkConfirm))
 	if code := models.ErrorCode(err); code == models.EInvalid || code == models.EConflict {
 		v := h.inviteView(c, token, inv, ws)
-		v.Email, v.Error = c.FormValue("email"), models.ErrorMessage(err)
+		v.Email = c.FormValue("email")
+		if code == models.EInvalid {
+			// The address typed is refused (models' checkAddress):
+			// said beside it. A conflict is about the link, above.
+			v.FieldErrors = map[string][]string{"email": {models.ErrorMessage(err)}}
+		} else {
+			v.Error = models.ErrorMessage(err)
+		}
 		return render(c, http.StatusUnprocessableEntity, web.InvitePage(v))
 	}
 	if err != nil {

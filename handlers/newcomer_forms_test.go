@@ -198,9 +198,11 @@ func TestRubricFieldErrorsTiedToInputs(t *testing.T) {
 	})
 }
 
-// A refused upload marks the input at fault and points it to the message:
-// the file for a file that cannot be read, the name for a refused name
-// (QA: the message sat above the form, tied to nothing).
+// A refused upload marks the input at fault and points it to the message
+// beside it: the file for a file that cannot be read, the name for a
+// refused name (QA: the message sat above the form, tied to nothing); the
+// summary at the top links to the input (forms54: the message was only at
+// the top, the input pointing up to it).
 func TestUploadErrorTiedToInput(t *testing.T) {
 	eachDB(t, func(t *testing.T, env *testEnv) {
 		tests := []struct {
@@ -219,7 +221,10 @@ func TestUploadErrorTiedToInput(t *testing.T) {
 					t.Fatalf("status %d, want 422: %s", rec.Code, rec.Body)
 				}
 				body := rec.Body.String()
-				checkTiedToMessage(t, body, tc.field, tc.want)
+				checkFieldRefused(t, body, tc.field, tc.want)
+				if n := strings.Count(formSummary(body), "<li>"); n != 1 {
+					t.Errorf("the summary lists %d messages, want 1: %s", n, formSummary(body))
+				}
 				if tag := openingTag(body, tc.other); strings.Contains(tag, "aria-invalid") {
 					t.Errorf("%s is marked invalid too: %s", tc.other, tag)
 				}

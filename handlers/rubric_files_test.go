@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -173,6 +174,11 @@ func TestRubricImportErrors(t *testing.T) {
 				}
 				if msg := body[i : i+strings.Index(body[i:], "</div>")]; !strings.Contains(msg, "bad.yaml") || !strings.Contains(msg, tc.want) {
 					t.Errorf("import error %q does not name %q", msg, tc.want)
+				}
+				// The file input is marked invalid and points to its help
+				// and to the message (forms54: it was not marked invalid).
+				if tag := openingTag(body, "rubric_file"); !strings.Contains(tag, `aria-invalid="true"`) || !slices.Equal(describedBy(tag), []string{"rubric_file-help", "rubric_file-error"}) {
+					t.Errorf("the file input is not marked invalid and tied to its help and message: %s", tag)
 				}
 			})
 		}

@@ -287,7 +287,7 @@ func everyPage(t *testing.T, w everyPageWalk) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="name-form"]`)),
 		chromedp.SetValue(chromedp.CSS(`#display_name`), strings.Repeat("a", 201)),
 		chromedp.Click(chromedp.CSS(`[data-testid="name-form"] button[type="submit"]`)),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="field-error-name"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="field-error-display_name"]`)),
 	)
 	w.check(t, ctx, "page-account-name-refused", false)
 	b.do("name changed", chromedp.SetValue(chromedp.CSS(`#display_name`), "Ada <Lovelace>"),
