@@ -46,7 +46,7 @@ func TestJudgeFormErrorsBesideTheField(t *testing.T) {
 					t.Fatalf("status %d, want 422", rec.Code)
 				}
 				body := rec.Body.String()
-				beside := regexp.MustCompile(`id="` + tc.field + `-error"[^>]*>([^<]*)<`).FindStringSubmatch(body)
+				beside := regexp.MustCompile(`id="` + tc.field + `-error"[^>]*>\s*<p[^>]*>([^<]*)<`).FindStringSubmatch(body)
 				if beside == nil || !strings.Contains(html.UnescapeString(beside[1]), tc.want) {
 					t.Errorf("no message beside %s saying %q: %v", tc.field, tc.want, beside)
 				}

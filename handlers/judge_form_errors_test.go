@@ -57,7 +57,7 @@ func TestJudgeFormNamesEveryFieldError(t *testing.T) {
 				if rec.Code != http.StatusUnprocessableEntity {
 					t.Fatalf("save = %d, want 422: %.400s", rec.Code, body)
 				}
-				if n := strings.Count(body, `class="field-error small"`); n != len(tc.want) {
+				if n := strings.Count(body, `class="field-error"`); n != len(tc.want) {
 					t.Errorf("%d field errors shown, want %d", n, len(tc.want))
 				}
 				for id, part := range tc.want {
