@@ -278,7 +278,7 @@ func (hc *hedgeCall) fire() {
 	h := hc.h
 	h.mu.Lock()
 	hc.mu.Lock()
-	if hc.origDone || hc.launched || !hc.inAttempt || h.launched >= h.sent/hedgeEvery+1 {
+	if hc.origDone || hc.launched || !hc.inAttempt || h.launched >= MaxResends(h.sent) {
 		if !hc.origDone && !hc.launched && hc.inAttempt {
 			h.capped[hc] = struct{}{}
 		}
